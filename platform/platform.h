@@ -1,0 +1,120 @@
+// The platform runs guest code until it traps and reports why. Everything above this
+// interface (the kernel, syscalls, memory management) is the same for every platform.
+//
+// Threading: a Context is driven by exactly one host thread, the one that created or attached
+// it (ptrace makes that thread the tracer). Interrupt() may be called from any thread.
+#pragma once
+
+#include <sys/user.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sentry/abi/linux.h"
+#include "sentry/base/errno.h"
+#include "sentry/base/guest_addr.h"
+
+namespace sentry::platform {
+
+using Registers = user_regs_struct;
+
+// The guest address-space layout the platform reserves for itself.
+struct Layout {
+  static constexpr uint64_t kStubBase = 0x7fc000000000;  // stub code, see stub/stub.S
+  static constexpr uint64_t kStubSize = 0x1000;
+  static constexpr uint64_t kStubInject = kStubBase + 0x100;
+  static constexpr uint64_t kStubClone = kStubBase + 0x200;
+  // Guest mappings stay below this; the host places the vDSO and vvar above it.
+  static constexpr uint64_t kGuestTop = 0x7ef000000000;
+  static constexpr uint64_t kGuestBottom = 0x10000;  // mmap_min_addr
+};
+
+struct Trap {
+  enum class Kind {
+    kSyscall,      // the guest made a syscall; regs.orig_rax is its number
+    kSignal,       // a synchronous fault or trap (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP)
+    kInterrupted,  // Interrupt() was called, or a host signal asked the guest to stop
+    kDead,         // the stub is gone (killed from outside); the guest thread cannot go on
+  };
+  Kind kind = Kind::kSyscall;
+  abi::SigInfo info{};  // for kSignal
+};
+
+class Context;
+
+// One guest address space (mm). The Sentry keeps the VMA list; this applies it to the host.
+class AddressSpace {
+ public:
+  virtual ~AddressSpace() = default;
+
+  // The only doorway to guest memory. Both return the bytes copied, which is less than asked
+  // when the guest range is not (or not writably) mapped.
+  virtual size_t ReadMemory(GuestAddr addr, std::span<uint8_t> dst) = 0;
+  virtual size_t WriteMemory(GuestAddr addr, std::span<const uint8_t> src) = 0;
+
+  // Address-space changes, carried out by `via`, a context of this address space driven by
+  // the calling thread. They return the host result or the host errno.
+  virtual Result<uint64_t> Map(Context& via, GuestAddr addr, uint64_t len, int prot, int flags,
+                               int host_fd, uint64_t offset) = 0;
+  virtual Result<void> Unmap(Context& via, GuestAddr addr, uint64_t len) = 0;
+  virtual Result<void> Protect(Context& via, GuestAddr addr, uint64_t len, int prot) = 0;
+  virtual Result<uint64_t> Remap(Context& via, GuestAddr old_addr, uint64_t old_len,
+                                 uint64_t new_len, int flags, GuestAddr new_addr) = 0;
+  virtual Result<void> Advise(Context& via, GuestAddr addr, uint64_t len, int advice) = 0;
+
+  // Address ranges of the host's own mappings (stub code, vDSO, vvar) that guests must not
+  // map over, and where the vDSO is, for AT_SYSINFO_EHDR.
+  virtual const std::vector<std::pair<uint64_t, uint64_t>>& Reserved() const = 0;
+  virtual uint64_t VdsoBase() const = 0;
+};
+
+class Context {
+ public:
+  virtual ~Context() = default;
+
+  // Runs the guest with `regs` until it traps; `regs` then holds the guest's registers.
+  virtual Trap Switch(Registers& regs) = 0;
+  // Makes a running Switch() return kInterrupted soon. Thread-safe; may be called while the
+  // guest is not running, in which case the next Switch() returns kInterrupted at once.
+  virtual void Interrupt() = 0;
+
+  // The x86 extended state (xsave layout, as NT_X86_XSTATE), for signal frames.
+  virtual Result<std::vector<uint8_t>> GetFpState() = 0;
+  virtual Result<void> SetFpState(std::span<const uint8_t> state) = 0;
+
+  // Creates a new host thread of execution in this address space (for a guest thread) or a
+  // copy-on-write copy of the address space (for a guest fork). The result is a handle the
+  // new guest thread's host thread passes to Platform::Attach.
+  virtual Result<int> CloneThread() = 0;
+  virtual Result<int> ForkAddressSpace() = 0;
+
+  virtual std::shared_ptr<AddressSpace> address_space() = 0;
+  // Kills the host side of this context; the next Switch() returns kDead.
+  virtual void Kill() = 0;
+  virtual int host_tid() const = 0;
+};
+
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  virtual const char* name() const = 0;
+
+  // A fresh, empty address space with one context in it, driven by the calling thread.
+  virtual absl::StatusOr<std::unique_ptr<Context>> NewAddressSpace() = 0;
+  // Takes over a handle from CloneThread (same address space `as`) or ForkAddressSpace
+  // (as == nullptr: a new one). Must be called on the thread that will drive the context.
+  virtual absl::StatusOr<std::unique_ptr<Context>> Attach(
+      int handle, std::shared_ptr<AddressSpace> as) = 0;
+  // Discards a handle that will never be attached.
+  virtual void Discard(int handle) = 0;
+};
+
+// Creates a platform by name ("ptrace"); an error names the platforms there are.
+absl::StatusOr<std::unique_ptr<Platform>> NewPlatform(const std::string& name);
+
+}  // namespace sentry::platform

@@ -1,0 +1,22 @@
+// Runs one command in a fresh sandbox: the shared core of `sentry-run` and `sentry do`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace sentry::shim {
+
+struct SandboxOptions {
+  std::string platform = "ptrace";
+  bool strace = false;
+  bool debug = false;
+  std::vector<std::string> argv;  // argv[0] is the program
+  std::vector<std::string> env;   // extra KEY=VALUE
+};
+
+// Returns the guest's exit status as a shell reports it (128+N for death by signal N).
+absl::StatusOr<int> RunSandbox(const SandboxOptions& opts);
+
+}  // namespace sentry::shim

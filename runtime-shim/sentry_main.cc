@@ -1,0 +1,71 @@
+// sentry: the runtime binary. Subcommands so far: `do` (run a command in a sandbox) and
+// `syscalls` (the compatibility table, generated from the syscall table).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "runtime-shim/sandbox.h"
+#include "syscalls/table.h"
+
+namespace {
+
+int PrintSyscalls(bool markdown) {
+  using sentry::syscalls::Support;
+  int full = 0, partial = 0, none = 0;
+  if (markdown) printf("| nr | name | support | note |\n|---|---|---|---|\n");
+  for (const auto& e : sentry::syscalls::AllSyscalls()) {
+    const char* s = e.support == Support::kFull ? "full"
+                    : e.support == Support::kPartial ? "partial" : "unimplemented";
+    (e.support == Support::kFull ? full : e.support == Support::kPartial ? partial : none)++;
+    if (markdown) {
+      printf("| %d | %s | %s | %s |\n", e.nr, e.name, s, e.note);
+    } else {
+      printf("%3d %-24s %-13s %s\n", e.nr, e.name, s, e.note);
+    }
+  }
+  printf("%s%d full, %d partial, %d unimplemented\n", markdown ? "\n" : "", full, partial, none);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: sentry do [--platform=P] [--strace] -- CMD ARGS... | sentry syscalls [--format=md]\n");
+    return 2;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "syscalls") {
+    return PrintSyscalls(argc > 2 && strcmp(argv[2], "--format=md") == 0);
+  }
+  if (cmd == "do") {
+    sentry::shim::SandboxOptions opts;
+    int i = 2;
+    for (; i < argc; i++) {
+      std::string a = argv[i];
+      if (a == "--") {
+        i++;
+        break;
+      }
+      if (a == "--strace") {
+        opts.strace = true;
+      } else if (a.rfind("--platform=", 0) == 0) {
+        opts.platform = a.substr(11);
+      } else if (a.rfind("-", 0) == 0) {
+        fprintf(stderr, "sentry do: unknown flag \"%s\"\n", a.c_str());
+        return 2;
+      } else {
+        break;
+      }
+    }
+    for (; i < argc; i++) opts.argv.push_back(argv[i]);
+    auto r = sentry::shim::RunSandbox(opts);
+    if (!r.ok()) {
+      fprintf(stderr, "sentry: %s\n", std::string(r.status().message()).c_str());
+      return 126;
+    }
+    return *r;
+  }
+  fprintf(stderr, "sentry: unknown command \"%s\"\n", cmd.c_str());
+  return 2;
+}

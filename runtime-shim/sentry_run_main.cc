@@ -1,0 +1,70 @@
+// sentry-run [--platform=ptrace] [--strace] [--env K=V]... -- PROGRAM ARGS...
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "runtime-shim/sandbox.h"
+
+namespace {
+
+void Usage(FILE* out) {
+  fprintf(out,
+          "usage: sentry-run [--platform=ptrace] [--strace] [--debug] [--env KEY=VALUE]... "
+          "-- PROGRAM [ARGS...]\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sentry::shim::SandboxOptions opts;
+  int i = 1;
+  for (; i < argc; i++) {
+    std::string a = argv[i];
+    auto value = [&](const std::string& flag) -> const char* {
+      if (a.rfind(flag + "=", 0) == 0) return argv[i] + flag.size() + 1;
+      if (a == flag && i + 1 < argc) return argv[++i];
+      return nullptr;
+    };
+    if (a == "--") {
+      i++;
+      break;
+    }
+    if (a == "-h" || a == "--help") {
+      Usage(stdout);
+      return 0;
+    }
+    if (a == "--strace") {
+      opts.strace = true;
+    } else if (a == "--debug") {
+      opts.debug = true;
+    } else if (a.rfind("--platform", 0) == 0 && value("--platform")) {
+      opts.platform = a.find('=') != std::string::npos ? a.substr(a.find('=') + 1) : argv[i];
+    } else if (a.rfind("--env", 0) == 0 && value("--env")) {
+      std::string v = a.find('=') != std::string::npos && a.rfind("--env=", 0) == 0
+                          ? a.substr(6)
+                          : argv[i];
+      if (v.find('=') == std::string::npos) {
+        fprintf(stderr, "sentry-run: --env needs KEY=VALUE, got \"%s\"\n", v.c_str());
+        return 2;
+      }
+      opts.env.push_back(v);
+    } else if (a.rfind("-", 0) == 0) {
+      fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
+      return 2;
+    } else {
+      break;  // the program, without "--"
+    }
+  }
+  for (; i < argc; i++) opts.argv.push_back(argv[i]);
+  if (opts.argv.empty()) {
+    fprintf(stderr, "sentry-run: no program given\n");
+    Usage(stderr);
+    return 2;
+  }
+  auto r = sentry::shim::RunSandbox(opts);
+  if (!r.ok()) {
+    fprintf(stderr, "sentry-run: %s\n", std::string(r.status().message()).c_str());
+    return r.status().code() == absl::StatusCode::kNotFound ? 127 : 126;
+  }
+  return *r;
+}

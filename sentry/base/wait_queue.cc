@@ -1,0 +1,101 @@
+#include "sentry/base/wait_queue.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace sentry {
+
+Waiter::~Waiter() {
+  if (event_fd_ >= 0) close(event_fd_);
+}
+
+void Waiter::Notify() {
+  bool kick_fd;
+  {
+    absl::MutexLock l(&mu_);
+    notified_ = true;
+    kick_fd = host_waiting_;
+    cv_.Signal();
+  }
+  if (kick_fd) {
+    uint64_t one = 1;
+    (void)!write(event_fd_, &one, sizeof(one));
+  }
+}
+
+bool Waiter::WaitUntil(absl::Time deadline) {
+  absl::MutexLock l(&mu_);
+  while (!notified_) {
+    if (cv_.WaitWithDeadline(&mu_, deadline) && !notified_) return false;
+  }
+  notified_ = false;
+  return true;
+}
+
+int Waiter::EventFd() {
+  if (event_fd_ < 0) event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  return event_fd_;
+}
+
+int Waiter::WaitHostFd(int fd, short events, absl::Time deadline) {
+  int efd = EventFd();
+  {
+    absl::MutexLock l(&mu_);
+    if (notified_) {
+      notified_ = false;
+      return 0;
+    }
+    host_waiting_ = true;
+  }
+  struct pollfd fds[2] = {{fd, events, 0}, {efd, POLLIN, 0}};
+  int timeout = -1;
+  if (deadline != absl::InfiniteFuture()) {
+    absl::Duration left = deadline - absl::Now();
+    timeout = left <= absl::ZeroDuration()
+                  ? 0
+                  : static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1,
+                                                       INT32_MAX));
+  }
+  int n = poll(fds, 2, timeout);
+  uint64_t drain;
+  (void)!read(efd, &drain, sizeof(drain));
+  absl::MutexLock l(&mu_);
+  host_waiting_ = false;
+  notified_ = false;
+  return n > 0 ? fds[0].revents : 0;
+}
+
+void Waiter::Clear() {
+  absl::MutexLock l(&mu_);
+  notified_ = false;
+}
+
+void WaitQueue::Add(Waiter* w, EventMask mask) {
+  absl::MutexLock l(&mu_);
+  entries_.push_back({w, mask});
+}
+
+void WaitQueue::Remove(Waiter* w) {
+  absl::MutexLock l(&mu_);
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [w](const Entry& e) { return e.waiter == w; });
+  if (it != entries_.end()) entries_.erase(it);
+}
+
+void WaitQueue::Notify(EventMask events) {
+  absl::MutexLock l(&mu_);
+  for (const Entry& e : entries_) {
+    if (e.mask & events) e.waiter->Notify();
+  }
+}
+
+bool WaitQueue::Empty() {
+  absl::MutexLock l(&mu_);
+  return entries_.empty();
+}
+
+}  // namespace sentry

@@ -1,0 +1,115 @@
+#include "sentry/kernel/kernel.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <future>
+#include <thread>
+
+#include "sentry/base/logging.h"
+#include "sentry/kernel/futex.h"
+#include "sentry/loader/exec.h"
+
+namespace sentry::kernel {
+
+Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::HostRoot> root)
+    : platform_(std::move(platform)),
+      root_(std::move(root)),
+      futexes_(std::make_unique<FutexTable>()) {}
+
+Kernel::~Kernel() = default;
+
+int Kernel::AllocPid() { return next_pid_++; }
+
+Task* Kernel::TaskByTid(int tid) {
+  auto it = tasks_.find(tid);
+  return it == tasks_.end() ? nullptr : it->second.get();
+}
+
+ThreadGroup* Kernel::GroupByTgid(int tgid) {
+  auto it = groups_.find(tgid);
+  return it == groups_.end() ? nullptr : it->second.get();
+}
+
+std::vector<ThreadGroup*> Kernel::AllGroups() {
+  std::vector<ThreadGroup*> v;
+  for (auto& [id, g] : groups_) v.push_back(g.get());
+  return v;
+}
+
+void Kernel::Register(std::shared_ptr<Task> t) { tasks_[t->tid()] = std::move(t); }
+
+void Kernel::TaskThreadStarted() {
+  absl::MutexLock l(&threads_mu_);
+  live_threads_++;
+}
+
+void Kernel::TaskThreadDone() {
+  absl::MutexLock l(&threads_mu_);
+  live_threads_--;
+}
+
+absl::StatusOr<int> Kernel::Run(StartOptions opts) {
+  auto tg = std::make_shared<ThreadGroup>();
+  std::shared_ptr<Task> init;
+  {
+    absl::MutexLock l(&mu_);
+    int pid = AllocPid();
+    init = std::make_shared<Task>(*this, pid);
+    tg->tgid = tg->pgid = tg->sid = pid;
+    tg->leader = init.get();
+    tg->tasks.push_back(init.get());
+    tg->handlers = std::make_shared<SignalHandlers>();
+    tg->creds.ruid = tg->creds.euid = tg->creds.suid = tg->creds.fsuid = getuid();
+    tg->creds.rgid = tg->creds.egid = tg->creds.sgid = tg->creds.fsgid = getgid();
+    for (int r = 0; r < abi::kNumRlimits; r++) {
+      struct rlimit rl;
+      getrlimit(r, &rl);
+      tg->rlimits[r] = {rl.rlim_cur, rl.rlim_max};
+    }
+    tg->rlimits[RLIMIT_NOFILE] = {1024, 4096};
+    init->tg_ = tg;
+    groups_[pid] = tg;
+    Register(init);
+  }
+  init->fds_ = std::make_shared<vfs::FdTable>();
+  for (size_t fd = 0; fd < opts.stdio.size(); fd++) {
+    (void)init->fds_->Set(static_cast<int>(fd), opts.stdio[fd], false, 1024);
+  }
+  init->fs_ = std::make_shared<FsContext>();
+  init->fs_->cwd = opts.cwd;
+
+  // init's thread creates its address space itself: that thread becomes the stub's tracer.
+  std::promise<Result<void>> started;
+  auto started_future = started.get_future();
+  TaskThreadStarted();
+  std::thread([&, init]() {
+    auto r = loader::Exec(*init, opts.path, opts.argv, opts.envp);
+    started.set_value(r);
+    if (!r.ok()) {
+      init->SetExiting(ExitStatus(127));
+      {
+        absl::MutexLock l(&mu_);
+        init->tg_->exiting = true;
+        init->tg_->exit_status = ExitStatus(127);
+      }
+      init->Exit();
+      TaskThreadDone();
+      return;
+    }
+    init->Run();
+  }).detach();
+  Result<void> r = started_future.get();
+  if (!r.ok()) {
+    absl::MutexLock l(&threads_mu_);
+    threads_mu_.Await(absl::Condition(
+        +[](int* n) { return *n == 0; }, &live_threads_));
+    return absl::Status(absl::ErrnoToStatus(r.error().code(), opts.path).code(),
+                        opts.path + ": " + strerror(r.error().code()));
+  }
+  absl::MutexLock l(&threads_mu_);
+  threads_mu_.Await(absl::Condition(+[](int* n) { return *n == 0; }, &live_threads_));
+  return init_status();
+}
+
+}  // namespace sentry::kernel

@@ -1,0 +1,314 @@
+// The kernel: tasks (guest threads), thread groups (processes), the PID namespace, signals.
+//
+// Lock order (outermost first):
+//   Kernel::mu_  (process tree, PIDs, thread-group membership, all signal state, exit/stop
+//                 state, credentials)
+//     -> FutexTable::mu_ -> WaitQueue::mu_ -> Waiter::mu_
+//   MemoryManager::mu_ and vfs locks are never taken with Kernel::mu_ held, except the
+//   WaitQueue/Waiter leaves. Never hold Kernel::mu_ while the guest runs or while blocking.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "platform/platform.h"
+#include "sentry/abi/linux.h"
+#include "sentry/base/errno.h"
+#include "sentry/base/guest_addr.h"
+#include "sentry/base/wait_queue.h"
+#include "sentry/mm/memory_manager.h"
+#include "vfs/fd_table.h"
+#include "vfs/host_root.h"
+
+namespace sentry::kernel {
+
+class Kernel;
+class Task;
+class ThreadGroup;
+
+struct Credentials {
+  uint32_t ruid = 0, euid = 0, suid = 0, fsuid = 0;
+  uint32_t rgid = 0, egid = 0, sgid = 0, fsgid = 0;
+  std::vector<uint32_t> groups;
+};
+
+// Pending signals of a task or of a whole thread group.
+struct PendingSignals {
+  std::deque<abi::SigInfo> queue;
+  abi::SigSet set = 0;
+
+  // Standard signals coalesce (at most one pending); real-time signals queue.
+  void Enqueue(const abi::SigInfo& info);
+  // Removes and returns the first pending signal not in `blocked`, lowest number first with
+  // synchronous faults preferred, as Linux does.
+  std::optional<abi::SigInfo> Dequeue(abi::SigSet blocked);
+  void Discard(abi::SigSet which);
+};
+
+struct SignalHandlers {
+  std::array<abi::KSigAction, abi::kNumSignals> actions{};
+};
+
+struct FsContext {
+  std::string cwd = "/";
+  uint32_t umask = 022;
+};
+
+// Completion a vfork parent waits on until the child execs or exits.
+struct VforkDone {
+  bool done = false;
+  WaitQueue queue;
+};
+
+class ThreadGroup {
+ public:
+  int tgid = 0;
+  // All fields below are guarded by Kernel::mu_ unless said otherwise.
+  std::vector<Task*> tasks;
+  Task* leader = nullptr;
+  ThreadGroup* parent = nullptr;
+  std::vector<std::shared_ptr<ThreadGroup>> children;
+  int pgid = 0;
+  int sid = 0;
+  int exit_signal = 17;  // SIGCHLD, sent to the parent on exit
+  std::shared_ptr<SignalHandlers> handlers;
+  PendingSignals pending;
+
+  // Exit: once `exiting`, every task leaves at its next kernel entry.
+  bool exiting = false;
+  int exit_status = 0;  // wait(2) status word
+  bool zombie = false;
+
+  // Job control.
+  bool stopped = false;
+  int stop_signal = 0;
+  bool stop_to_report = false;      // for WUNTRACED
+  bool continue_to_report = false;  // for WCONTINUED
+  bool subreaper = false;
+
+  // Resources shared by the threads (replaced wholesale by execve, so read under Kernel::mu_
+  // or from the owning thread).
+  std::shared_ptr<mm::MemoryManager> mm;
+  Credentials creds;
+  std::array<abi::Rlimit, abi::kNumRlimits> rlimits{};
+  std::vector<std::string> argv;  // for /proc/PID/cmdline later
+
+  // Notified when a child changes state (exit, stop, continue). Not guarded.
+  WaitQueue child_events;
+};
+
+struct RestartBlock {
+  int clock = 0;
+  int64_t deadline_ns = 0;  // absolute, on `clock`
+  uint64_t rem_addr = 0;
+};
+
+class Task final : public Blocker {
+ public:
+  Task(Kernel& k, int tid);
+  ~Task() override;
+
+  Kernel& kernel() { return k_; }
+  int tid() const { return tid_; }
+  ThreadGroup& tg() { return *tg_; }
+  std::shared_ptr<ThreadGroup> tg_ref() { return tg_; }
+  platform::Context& ctx() { return *ctx_; }
+  mm::MemoryManager& mm() { return *mm_; }
+  vfs::FdTable& fds() { return *fds_; }
+  FsContext& fs() { return *fs_; }
+  platform::Registers& regs() { return regs_; }
+
+  // Blocker.
+  Waiter& waiter() override { return waiter_; }
+  Result<void> Wait(absl::Time deadline = absl::InfiniteFuture()) override;
+  Result<int> WaitHostFd(int fd, short events, absl::Time deadline) override;
+
+  // Wakes the task from a kernel wait or kicks its guest out of user mode so that it looks at
+  // its signals. Thread-safe.
+  void Interrupt();
+
+  // Guest memory.
+  Result<void> CopyInBytes(GuestAddr addr, std::span<uint8_t> dst);
+  Result<void> CopyOutBytes(GuestAddr addr, std::span<const uint8_t> src);
+  template <typename T>
+  Result<T> CopyIn(GuestAddr addr) {
+    T v;
+    SENTRY_TRY(CopyInBytes(addr, {reinterpret_cast<uint8_t*>(&v), sizeof(T)}));
+    return v;
+  }
+  template <typename T>
+  Result<void> CopyOut(GuestAddr addr, const T& v) {
+    return CopyOutBytes(addr, {reinterpret_cast<const uint8_t*>(&v), sizeof(T)});
+  }
+  // A NUL-terminated string of at most `max` bytes (ENAMETOOLONG past it).
+  Result<std::string> CopyInString(GuestAddr addr, size_t max = 4096);
+  // A NULL-terminated array of string pointers (argv, envp).
+  Result<std::vector<std::string>> CopyInStringArray(GuestAddr addr);
+
+  // The run loop: runs on the task's own host thread until the task exits.
+  void Run();
+  // Starts the host thread. `attach_handle` >= 0 means the context must first be attached.
+  void Start(int attach_handle, std::shared_ptr<platform::AddressSpace> as);
+
+  std::string comm() {
+    absl::MutexLock l(&comm_mu_);
+    return comm_;
+  }
+  void set_comm(std::string c) {
+    absl::MutexLock l(&comm_mu_);
+    comm_ = c.substr(0, 15);
+  }
+
+  // Set by sys_exit / sys_exit_group / execve and checked by the run loop.
+  void SetExiting(int status) {
+    exiting_ = true;
+    exit_status_ = status;
+  }
+
+  // Fields owned by the task's own thread.
+  platform::Registers regs_{};
+  std::unique_ptr<platform::Context> ctx_;
+  std::shared_ptr<mm::MemoryManager> mm_;
+  std::shared_ptr<vfs::FdTable> fds_;
+  std::shared_ptr<FsContext> fs_;
+  abi::StackT altstack_{0, abi::kSS_DISABLE, 0, 0};
+  uint64_t clear_child_tid_ = 0;
+  uint64_t robust_list_ = 0;
+  uint64_t robust_list_len_ = 0;
+  RestartBlock restart_;
+  std::optional<abi::SigSet> saved_mask_;  // restored after a handler runs (sigsuspend)
+  std::shared_ptr<VforkDone> vfork_done_;  // set in a vfork child until it execs or exits
+  bool exiting_ = false;
+  int exit_status_ = 0;
+  // Written by the thread that set up the task before Start(); then by the task itself.
+  uint64_t child_settid_ = 0;
+
+  // Guarded by Kernel::mu_.
+  std::shared_ptr<ThreadGroup> tg_;
+  abi::SigSet mask_ = 0;
+  PendingSignals pending_;
+  bool group_stopped_ = false;  // this thread has parked for a group stop
+  bool exec_kill_ = false;      // another thread of the group is exec'ing: leave quietly
+  int pdeathsig_ = 0;
+
+ private:
+  friend class Kernel;
+  // Takes the next deliverable signal and acts on it; handles syscall restart.
+  void HandleSignals(bool after_syscall, int64_t syscall_result);
+  void HandleSyscall();
+  void HandleFault(const abi::SigInfo& info);
+  void Exit();
+
+  Kernel& k_;
+  int tid_;  // changes once, when a non-leader thread execs and takes the group's PID
+  Waiter waiter_;
+  absl::Mutex comm_mu_;
+  std::string comm_ ABSL_GUARDED_BY(comm_mu_);
+};
+
+class Kernel {
+ public:
+  Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::HostRoot> root);
+  ~Kernel();
+
+  struct StartOptions {
+    std::string path;
+    std::vector<std::string> argv;
+    std::vector<std::string> envp;
+    std::vector<vfs::FileRef> stdio;  // fds 0, 1, 2
+    std::string cwd = "/";
+  };
+  // Starts init (PID 1), waits until every task has exited, returns init's wait status.
+  absl::StatusOr<int> Run(StartOptions opts);
+
+  platform::Platform& platform() { return *platform_; }
+  // The syscall dispatcher (syscalls/), installed by the front end: it returns the value for
+  // rax, or a negative errno (restart codes included).
+  using DispatchFn = int64_t (*)(Task&);
+  void set_dispatch(DispatchFn fn) { dispatch_ = fn; }
+  DispatchFn dispatch() const { return dispatch_; }
+  vfs::HostRoot& root() { return *root_; }
+  absl::Mutex& mu() ABSL_LOCK_RETURNED(mu_) { return mu_; }
+
+  // PIDs (guarded by mu_).
+  int AllocPid() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Task* TaskByTid(int tid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ThreadGroup* GroupByTgid(int tgid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<ThreadGroup*> AllGroups() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Register(std::shared_ptr<Task> t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Signals (signals.cc).
+  // Queues `info` for a whole process (kill) or one thread (tgkill) and wakes a target.
+  void SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SendTaskSignal(Task& t, const abi::SigInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Kills every thread of `tg` with wait status `status` (exit_group, fatal signals).
+  void GroupExit(ThreadGroup& tg, int status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool SignalPending(Task& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Recomputes which thread should be woken for group signals and wakes it.
+  void WakeForSignals(ThreadGroup& tg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Process lifecycle (process.cc).
+  // The task leaves its group; the last one out makes the process a zombie.
+  void TaskExited(Task& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes a zombie child from the tree.
+  void Reap(ThreadGroup& child) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NotifyParent(ThreadGroup& child, int code, int status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Task threads call these at start and end, so that Run() knows when all are gone.
+  void TaskThreadStarted();
+  void TaskThreadDone();
+
+  // The futex table (futex.cc).
+  class FutexTable& futexes() { return *futexes_; }
+
+  int init_status() {
+    absl::MutexLock l(&mu_);
+    return init_status_;
+  }
+
+  std::string hostname = "sentry";
+  absl::Time boot_time = absl::Now();
+
+ private:
+  std::unique_ptr<platform::Platform> platform_;
+  std::unique_ptr<vfs::HostRoot> root_;
+  std::unique_ptr<class FutexTable> futexes_;
+  DispatchFn dispatch_ = nullptr;
+
+  absl::Mutex mu_;
+  int next_pid_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<int, std::shared_ptr<Task>> tasks_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::shared_ptr<ThreadGroup>> groups_ ABSL_GUARDED_BY(mu_);
+  int init_status_ ABSL_GUARDED_BY(mu_) = 0;
+
+  absl::Mutex threads_mu_;
+  int live_threads_ ABSL_GUARDED_BY(threads_mu_) = 0;
+
+  friend class Task;
+ public:
+  // For the process tree code: the table of live groups by tgid.
+  std::map<int, std::shared_ptr<ThreadGroup>>& groups() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return groups_;
+  }
+  std::map<int, std::shared_ptr<Task>>& tasks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return tasks_;
+  }
+  void set_init_status(int s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { init_status_ = s; }
+};
+
+// Wait-status words.
+constexpr int ExitStatus(int code) { return (code & 0xff) << 8; }
+constexpr int SignalStatus(int sig, bool core) { return sig | (core ? 0x80 : 0); }
+constexpr int StopStatus(int sig) { return (sig << 8) | 0x7f; }
+
+}  // namespace sentry::kernel

@@ -1,0 +1,139 @@
+// Process lifecycle: task exit, zombies, re-parenting, SIGCHLD, reaping.
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "sentry/base/logging.h"
+#include "sentry/kernel/futex.h"
+#include "sentry/kernel/kernel.h"
+
+namespace sentry::kernel {
+
+void Kernel::NotifyParent(ThreadGroup& child, int code, int status) {
+  ThreadGroup* parent = child.parent;
+  if (parent == nullptr) return;
+  const abi::KSigAction& act = parent->handlers->actions[SIGCHLD - 1];
+  bool is_stop_event = code == abi::kCLD_STOPPED || code == abi::kCLD_CONTINUED;
+  if (!(is_stop_event && (act.flags & abi::kSA_NOCLDSTOP))) {
+    abi::SigInfo info{};
+    info.signo = SIGCHLD;
+    info.code = code;
+    info.f.chld.pid = child.tgid;
+    info.f.chld.uid = child.creds.ruid;
+    info.f.chld.status = status;
+    if (!is_stop_event && child.exit_signal > 0) {
+      info.signo = child.exit_signal;
+      SendGroupSignal(*parent, info);
+    } else if (is_stop_event) {
+      SendGroupSignal(*parent, info);
+    }
+  }
+  parent->child_events.Notify();
+}
+
+void Kernel::Reap(ThreadGroup& child) {
+  ThreadGroup* parent = child.parent;
+  int tgid = child.tgid;
+  if (child.leader) tasks_.erase(child.leader->tid());
+  if (parent) {
+    std::erase_if(parent->children,
+                  [&](const std::shared_ptr<ThreadGroup>& c) { return c.get() == &child; });
+  }
+  groups_.erase(tgid);  // may destroy `child`
+}
+
+void Kernel::TaskExited(Task& t) {
+  ThreadGroup& tg = *t.tg_;
+  std::erase(tg.tasks, &t);
+  if (&t != tg.leader) tasks_.erase(t.tid());
+  for (Task* other : tg.tasks) other->waiter().Notify();  // an exec may wait for us
+  if (!tg.tasks.empty()) return;
+
+  // The last thread is gone: the process becomes a zombie.
+  if (!tg.exiting) {
+    tg.exiting = true;
+    tg.exit_status = t.exit_status_;
+  }
+  tg.zombie = true;
+  tg.stopped = false;
+  ThreadGroup* init = GroupByTgid(1);
+  bool is_init = init == &tg;
+  if (is_init) {
+    init_status_ = tg.exit_status;
+    // The PID namespace dies with its init.
+    for (auto& [tgid, g] : groups_) {
+      if (g.get() != &tg) GroupExit(*g, SignalStatus(SIGKILL, false));
+    }
+  }
+  // Orphans go to the nearest subreaper ancestor, else to init.
+  auto orphans = std::move(tg.children);
+  tg.children.clear();
+  ThreadGroup* reaper = init;
+  for (ThreadGroup* a = tg.parent; a != nullptr; a = a->parent) {
+    if (a->subreaper && !a->zombie) {
+      reaper = a;
+      break;
+    }
+  }
+  for (auto& c : orphans) {
+    for (Task* ct : c->tasks) {
+      if (ct->pdeathsig_ > 0) {
+        abi::SigInfo info{};
+        info.signo = ct->pdeathsig_;
+        SendTaskSignal(*ct, info);
+      }
+    }
+    if (is_init || reaper == nullptr || reaper->zombie) {
+      c->parent = nullptr;
+      if (c->zombie) groups_.erase(c->tgid);
+      continue;
+    }
+    c->parent = reaper;
+    reaper->children.push_back(c);
+    if (c->zombie) reaper->child_events.Notify();
+  }
+
+  ThreadGroup* parent = tg.parent;
+  int status = tg.exit_status;
+  int code = WIFSIGNALED(status) ? (WCOREDUMP(status) ? abi::kCLD_DUMPED : abi::kCLD_KILLED)
+                                 : abi::kCLD_EXITED;
+  int value = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+  if (parent == nullptr) {
+    if (!is_init) groups_.erase(tg.tgid);
+    return;
+  }
+  const abi::KSigAction& act = parent->handlers->actions[SIGCHLD - 1];
+  bool autoreap = tg.exit_signal == SIGCHLD &&
+                  (act.handler == abi::kSigIgn || (act.flags & abi::kSA_NOCLDWAIT));
+  NotifyParent(tg, code, value);
+  if (autoreap) Reap(tg);
+}
+
+void Task::Exit() {
+  // CLONE_CHILD_CLEARTID: zero the tid word and wake a joiner.
+  if (clear_child_tid_ && mm_) {
+    if (CopyOut<int32_t>(GuestAddr(clear_child_tid_), 0).ok()) {
+      k_.futexes().Wake(mm_->FutexKey(clear_child_tid_, false), 1, FUTEX_BITSET_MATCH_ANY);
+      k_.futexes().Wake(mm_->FutexKey(clear_child_tid_, true), 1, FUTEX_BITSET_MATCH_ANY);
+    }
+  }
+  if (vfork_done_) {
+    vfork_done_->done = true;
+    vfork_done_->queue.Notify();
+    vfork_done_.reset();
+  }
+  if (ctx_) ctx_->Kill();
+  // Drop the resources outside the kernel lock: closing files wakes other tasks.
+  fds_.reset();
+  fs_.reset();
+  std::shared_ptr<ThreadGroup> keep;
+  {
+    absl::MutexLock l(&k_.mu());
+    keep = tg_;
+    k_.TaskExited(*this);
+  }
+  mm_.reset();
+  ctx_.reset();
+}
+
+}  // namespace sentry::kernel

@@ -1,0 +1,161 @@
+#include <signal.h>
+
+#include <thread>
+
+#include "sentry/base/logging.h"
+#include "sentry/kernel/kernel.h"
+
+namespace sentry::kernel {
+
+Task::Task(Kernel& k, int tid) : k_(k), tid_(tid) {}
+Task::~Task() = default;
+
+Result<void> Task::Wait(absl::Time deadline) {
+  {
+    absl::MutexLock l(&k_.mu());
+    if (k_.SignalPending(*this)) return Errno(kERESTARTSYS);
+  }
+  bool notified = waiter_.WaitUntil(deadline);
+  absl::MutexLock l(&k_.mu());
+  if (k_.SignalPending(*this)) return Errno(kERESTARTSYS);
+  if (!notified) return Errno(ETIMEDOUT);
+  return Ok();
+}
+
+Result<int> Task::WaitHostFd(int fd, short events, absl::Time deadline) {
+  {
+    absl::MutexLock l(&k_.mu());
+    if (k_.SignalPending(*this)) return Errno(kERESTARTSYS);
+  }
+  int revents = waiter_.WaitHostFd(fd, events, deadline);
+  absl::MutexLock l(&k_.mu());
+  if (k_.SignalPending(*this)) return Errno(kERESTARTSYS);
+  return revents;
+}
+
+void Task::Interrupt() {
+  waiter_.Notify();
+  if (ctx_) ctx_->Interrupt();
+}
+
+Result<void> Task::CopyInBytes(GuestAddr addr, std::span<uint8_t> dst) {
+  if (addr.value() + dst.size() < addr.value()) return Errno(EFAULT);
+  if (mm_->as().ReadMemory(addr, dst) != dst.size()) return Errno(EFAULT);
+  return Ok();
+}
+
+Result<void> Task::CopyOutBytes(GuestAddr addr, std::span<const uint8_t> src) {
+  if (addr.value() + src.size() < addr.value()) return Errno(EFAULT);
+  if (mm_->as().WriteMemory(addr, src) != src.size()) return Errno(EFAULT);
+  return Ok();
+}
+
+Result<std::string> Task::CopyInString(GuestAddr addr, size_t max) {
+  std::string out;
+  uint8_t chunk[256];
+  while (out.size() < max) {
+    // Read up to the end of the page so an unmapped next page does not fail the copy.
+    uint64_t a = addr.value() + out.size();
+    size_t n = std::min<size_t>(sizeof(chunk), kPageSize - (a & (kPageSize - 1)));
+    size_t got = mm_->as().ReadMemory(GuestAddr(a), {chunk, n});
+    if (got == 0) return Errno(EFAULT);
+    for (size_t i = 0; i < got; i++) {
+      if (chunk[i] == 0) return out;
+      out.push_back(static_cast<char>(chunk[i]));
+      if (out.size() >= max) return Errno(ENAMETOOLONG);
+    }
+  }
+  return Errno(ENAMETOOLONG);
+}
+
+Result<std::vector<std::string>> Task::CopyInStringArray(GuestAddr addr) {
+  std::vector<std::string> out;
+  if (addr.IsNull()) return out;
+  size_t total = 0;
+  for (uint64_t i = 0;; i++) {
+    if (i >= 0x7fffffff / 8) return Errno(E2BIG);
+    uint64_t p = SENTRY_TRY(CopyIn<uint64_t>(addr + i * 8));
+    if (p == 0) break;
+    out.push_back(SENTRY_TRY(CopyInString(GuestAddr(p), 128 * 1024 + 1)));
+    total += out.back().size() + 1 + 8;
+    if (total > 2 * 1024 * 1024) return Errno(E2BIG);
+  }
+  return out;
+}
+
+void Task::Start(int attach_handle, std::shared_ptr<platform::AddressSpace> as) {
+  k_.TaskThreadStarted();
+  std::thread([this, attach_handle, as = std::move(as)]() mutable {
+    if (attach_handle >= 0) {
+      bool fork = as == nullptr;
+      auto ctx = k_.platform().Attach(attach_handle, std::move(as));
+      if (!ctx.ok()) {
+        log::Sentry().error("task {}: cannot attach its stub: {}", tid_,
+                            ctx.status().ToString());
+        SetExiting(SignalStatus(SIGKILL, false));
+      } else {
+        ctx_ = std::move(*ctx);
+        if (fork) mm_->set_address_space(ctx_->address_space());
+        if (child_settid_) (void)CopyOut<int32_t>(GuestAddr(child_settid_), tid_);
+      }
+    }
+    Run();
+  }).detach();
+}
+
+void Task::Run() {
+  // The task lives until its thread is done with it.
+  std::shared_ptr<Task> self;
+  {
+    absl::MutexLock l(&k_.mu());
+    self = k_.tasks()[tid_];
+  }
+  // A newly started task may already have signals to act on (e.g. SIGKILL).
+  HandleSignals(false, 0);
+  while (!exiting_) {
+    platform::Trap trap = ctx_->Switch(regs_);
+    switch (trap.kind) {
+      case platform::Trap::Kind::kSyscall:
+        HandleSyscall();
+        break;
+      case platform::Trap::Kind::kSignal:
+        HandleFault(trap.info);
+        HandleSignals(false, 0);
+        break;
+      case platform::Trap::Kind::kInterrupted:
+        HandleSignals(false, 0);
+        break;
+      case platform::Trap::Kind::kDead: {
+        absl::MutexLock l(&k_.mu());
+        if (!tg_->exiting) k_.GroupExit(*tg_, SignalStatus(SIGKILL, false));
+        exiting_ = true;
+        break;
+      }
+    }
+  }
+  Exit();
+  self.reset();
+  k_.TaskThreadDone();
+}
+
+void Task::HandleSyscall() {
+  bool sigreturn = regs_.orig_rax == 15;  // rt_sigreturn restored rax; nothing to restart
+  int64_t ret = k_.dispatch()(*this);
+  if (exiting_) return;
+  HandleSignals(!sigreturn, ret);
+}
+
+void Task::HandleFault(const abi::SigInfo& info) {
+  // A fault the guest cannot survive if the signal is blocked or ignored: like Linux's
+  // force_sig_info, unblock it and reset an ignoring handler to the default.
+  absl::MutexLock l(&k_.mu());
+  int sig = info.signo;
+  abi::KSigAction& act = tg_->handlers->actions[sig - 1];
+  if ((mask_ & abi::SigBit(sig)) || act.handler == abi::kSigIgn) {
+    mask_ &= ~abi::SigBit(sig);
+    act.handler = abi::kSigDfl;
+  }
+  pending_.Enqueue(info);
+}
+
+}  // namespace sentry::kernel

@@ -1,0 +1,198 @@
+#include "sentry/loader/exec.h"
+
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "sentry/base/logging.h"
+#include "sentry/kernel/futex.h"
+
+namespace sentry::loader {
+namespace {
+
+constexpr uint64_t kStackSize = 8 << 20;
+constexpr uint64_t kStackTop = platform::Layout::kGuestTop;
+constexpr int kMaxInterpDepth = 4;
+
+// Opens `path` for execution: a regular file with an execute bit.
+Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path) {
+  std::string full = vfs::HostRoot::Join(t.fs().cwd, path);
+  auto f = SENTRY_TRY(t.kernel().root().Open(full, O_RDONLY, true));
+  struct stat st;
+  SENTRY_TRY(f->Stat(&st));
+  if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) return Errno(EACCES);
+  return f;
+}
+
+// "#!interp [arg]": rewrites path and argv. Returns false if `f` is no script.
+Result<bool> Shebang(kernel::Task& t, const vfs::FileRef& f, std::string& path,
+                     std::vector<std::string>& argv) {
+  uint8_t buf[256];
+  size_t n = SENTRY_TRY(f->PRead(t, buf, 0));
+  if (n < 2 || buf[0] != '#' || buf[1] != '!') return false;
+  std::string line(reinterpret_cast<char*>(buf) + 2, n - 2);
+  line = line.substr(0, line.find('\n'));
+  size_t b = line.find_first_not_of(" \t");
+  if (b == std::string::npos) return Errno(ENOEXEC);
+  line = line.substr(b);
+  size_t e = line.find_first_of(" \t");
+  std::string interp = line.substr(0, e);
+  std::string arg;
+  if (e != std::string::npos) {
+    size_t ab = line.find_first_not_of(" \t", e);
+    if (ab != std::string::npos) {
+      arg = line.substr(ab);
+      arg.erase(arg.find_last_not_of(" \t\r") + 1);
+    }
+  }
+  std::vector<std::string> nargv = {interp};
+  if (!arg.empty()) nargv.push_back(arg);
+  nargv.push_back(path);
+  if (argv.size() > 1) nargv.insert(nargv.end(), argv.begin() + 1, argv.end());
+  argv = std::move(nargv);
+  path = interp;
+  return true;
+}
+
+// Lays out argc, argv, envp and auxv at the top of the new stack. Returns the initial rsp.
+Result<uint64_t> BuildStack(kernel::Task& t, platform::Context& ctx, mm::MemoryManager& mm,
+                            const LoadedElf& elf, const std::string& execfn,
+                            const std::vector<std::string>& argv,
+                            const std::vector<std::string>& envp) {
+  uint64_t base = SENTRY_TRY(mm.MapAnonymous(ctx, kStackTop - kStackSize, kStackSize,
+                                             PROT_READ | PROT_WRITE,
+                                             MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, "[stack]"));
+  (void)base;
+  // Strings area, built downwards from the top.
+  std::vector<uint8_t> strings;
+  auto push = [&](const void* p, size_t n) {
+    strings.insert(strings.begin(), static_cast<const uint8_t*>(p),
+                   static_cast<const uint8_t*>(p) + n);
+    return kStackTop - strings.size();
+  };
+  uint64_t execfn_addr = push(execfn.c_str(), execfn.size() + 1);
+  std::vector<uint64_t> env_addrs, arg_addrs;
+  for (auto it = envp.rbegin(); it != envp.rend(); ++it) env_addrs.insert(env_addrs.begin(), push(it->c_str(), it->size() + 1));
+  for (auto it = argv.rbegin(); it != argv.rend(); ++it) arg_addrs.insert(arg_addrs.begin(), push(it->c_str(), it->size() + 1));
+  const char kPlatform[] = "x86_64";
+  uint64_t platform_addr = push(kPlatform, sizeof(kPlatform));
+  uint8_t random[16];
+  if (getrandom(random, sizeof(random), 0) != sizeof(random)) memset(random, 0x5a, sizeof(random));
+  uint64_t random_addr = push(random, sizeof(random));
+  if (strings.size() > kStackSize / 4) return Errno(E2BIG);
+
+  const kernel::Credentials& c = t.tg().creds;
+  std::vector<uint64_t> auxv = {
+      abi::kAT_SYSINFO_EHDR, mm.as().VdsoBase(), abi::kAT_MINSIGSTKSZ, 2048,
+      abi::kAT_HWCAP,  getauxval(AT_HWCAP), abi::kAT_PAGESZ, kPageSize,
+      abi::kAT_CLKTCK, 100, abi::kAT_PHDR, elf.phdr, abi::kAT_PHENT, elf.phent,
+      abi::kAT_PHNUM, elf.phnum, abi::kAT_BASE, elf.base, abi::kAT_FLAGS, 0,
+      abi::kAT_ENTRY, elf.main_entry, abi::kAT_UID, c.ruid, abi::kAT_EUID, c.euid,
+      abi::kAT_GID, c.rgid, abi::kAT_EGID, c.egid, abi::kAT_SECURE, 0,
+      abi::kAT_RANDOM, random_addr, abi::kAT_HWCAP2, getauxval(AT_HWCAP2),
+      abi::kAT_EXECFN, execfn_addr, abi::kAT_PLATFORM, platform_addr, abi::kAT_NULL, 0};
+  if (mm.as().VdsoBase() == 0) auxv[1] = 0;
+  std::vector<uint64_t> words;
+  words.push_back(argv.size());
+  words.insert(words.end(), arg_addrs.begin(), arg_addrs.end());
+  words.push_back(0);
+  words.insert(words.end(), env_addrs.begin(), env_addrs.end());
+  words.push_back(0);
+  words.insert(words.end(), auxv.begin(), auxv.end());
+  uint64_t strings_bottom = kStackTop - strings.size();
+  uint64_t sp = (strings_bottom - words.size() * 8) & ~uint64_t{15};
+  std::vector<uint8_t> block(strings_bottom - sp, 0);
+  memcpy(block.data(), words.data(), words.size() * 8);
+  if (mm.as().WriteMemory(GuestAddr(sp), block) != block.size() ||
+      mm.as().WriteMemory(GuestAddr(strings_bottom), strings) != strings.size()) {
+    return Errno(EFAULT);
+  }
+  return sp;
+}
+
+// Kills the other threads of the group and waits until they are gone (execve's de_thread).
+void DeThread(kernel::Task& t) {
+  kernel::Kernel& k = t.kernel();
+  for (;;) {
+    {
+      absl::MutexLock l(&k.mu());
+      if (t.tg().tasks.size() == 1) break;
+      for (kernel::Task* o : t.tg().tasks) {
+        if (o == &t) continue;
+        o->exec_kill_ = true;
+        o->Interrupt();
+      }
+    }
+    t.waiter().WaitUntil(absl::Now() + absl::Milliseconds(10));
+  }
+}
+
+}  // namespace
+
+Result<void> Exec(kernel::Task& t, std::string path, std::vector<std::string> argv,
+                  std::vector<std::string> envp) {
+  std::string execfn = path;
+  vfs::FileRef file = SENTRY_TRY(OpenExec(t, path));
+  for (int depth = 0;; depth++) {
+    bool script = SENTRY_TRY(Shebang(t, file, path, argv));
+    if (!script) break;
+    if (depth >= kMaxInterpDepth) return Errno(ELOOP);
+    file = SENTRY_TRY(OpenExec(t, path));
+  }
+
+  // Load into a fresh address space; the old program stays intact until this succeeds.
+  auto ctx_or = t.kernel().platform().NewAddressSpace();
+  if (!ctx_or.ok()) {
+    log::Sentry().error("execve: {}", ctx_or.status().ToString());
+    return Errno(ENOMEM);
+  }
+  std::unique_ptr<platform::Context> ctx = std::move(*ctx_or);
+  auto mm = std::make_shared<mm::MemoryManager>(ctx->address_space());
+  LoadedElf elf = SENTRY_TRY(LoadElf(t, *ctx, *mm, file));
+  mm->SetBrkStart(elf.brk);
+  uint64_t sp = SENTRY_TRY(BuildStack(t, *ctx, *mm, elf, execfn, argv, envp));
+
+  // Point of no return.
+  DeThread(t);
+  if (t.ctx_) t.ctx_->Kill();
+  t.ctx_ = std::move(ctx);
+  t.mm_ = mm;
+  t.fds().CloseOnExec();
+  t.altstack_ = {0, abi::kSS_DISABLE, 0, 0};
+  t.clear_child_tid_ = 0;
+  t.robust_list_ = 0;
+  std::string base = path.substr(path.rfind('/') + 1);
+  t.set_comm(base);
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    kernel::ThreadGroup& tg = t.tg();
+    tg.mm = mm;
+    tg.argv = argv;
+    // Handlers reset to default; ignored signals stay ignored. The table is now private.
+    auto h = std::make_shared<kernel::SignalHandlers>();
+    for (int i = 0; i < abi::kNumSignals; i++) {
+      if (tg.handlers->actions[i].handler == abi::kSigIgn) h->actions[i].handler = abi::kSigIgn;
+    }
+    tg.handlers = h;
+  }
+  if (t.vfork_done_) {
+    t.vfork_done_->done = true;
+    t.vfork_done_->queue.Notify();
+    t.vfork_done_.reset();
+  }
+  platform::Registers r{};
+  r.rip = elf.entry;
+  r.rsp = sp;
+  r.cs = 0x33;
+  r.ss = 0x2b;
+  r.eflags = 0x202;
+  r.orig_rax = ~0ull;
+  t.regs_ = r;
+  return Ok();
+}
+
+}  // namespace sentry::loader

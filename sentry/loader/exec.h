@@ -1,0 +1,30 @@
+// execve: our own ELF loader (static, static-pie, dynamic via PT_INTERP) and shebang scripts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sentry/base/errno.h"
+#include "sentry/kernel/kernel.h"
+#include "vfs/file.h"
+
+namespace sentry::loader {
+
+struct LoadedElf {
+  uint64_t entry = 0;  // of the interpreter when there is one
+  uint64_t phdr = 0, phent = 0, phnum = 0;
+  uint64_t base = 0;  // interpreter load address (AT_BASE)
+  uint64_t main_entry = 0;
+  uint64_t brk = 0;
+};
+
+// Maps `file` (and its interpreter) into `mm` through `ctx`.
+Result<LoadedElf> LoadElf(kernel::Task& t, platform::Context& ctx, mm::MemoryManager& mm,
+                          const vfs::FileRef& file);
+
+// Replaces the task's program. On failure before the point of no return the old program
+// is intact and the errno is returned.
+Result<void> Exec(kernel::Task& t, std::string path, std::vector<std::string> argv,
+                  std::vector<std::string> envp);
+
+}  // namespace sentry::loader

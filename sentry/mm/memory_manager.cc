@@ -1,0 +1,308 @@
+#include "sentry/mm/memory_manager.h"
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstdio>
+
+namespace sentry::mm {
+namespace {
+
+std::atomic<uint64_t> g_next_shared_id{1};
+constexpr uint64_t kMaxBrk = uint64_t{1} << 30;  // room reserved above the brk start
+constexpr int kProtMask = PROT_READ | PROT_WRITE | PROT_EXEC;
+
+bool Overflows(uint64_t addr, uint64_t len) { return addr + len < addr; }
+
+}  // namespace
+
+bool MemoryManager::Reserved(uint64_t addr, uint64_t len) const {
+  if (addr < platform::Layout::kGuestBottom) return true;
+  for (auto [s, e] : as_->Reserved()) {
+    if (addr < e && addr + len > s) return true;
+  }
+  return addr + len > platform::Layout::kStubBase && addr < platform::Layout::kStubBase +
+                                                                platform::Layout::kStubSize;
+}
+
+bool MemoryManager::RangeFree(uint64_t addr, uint64_t len) {
+  if (Reserved(addr, len)) return false;
+  auto it = vmas_.upper_bound(addr);
+  if (it != vmas_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second.end > addr) return false;
+  }
+  return it == vmas_.end() || it->first >= addr + len;
+}
+
+Result<uint64_t> MemoryManager::FindFree(uint64_t len) {
+  // Top-down below the stack area, like Linux's default layout.
+  uint64_t top = platform::Layout::kGuestTop - (uint64_t{1} << 32);
+  for (auto it = vmas_.lower_bound(top); ; ) {
+    // Candidate: just below `top`, above the previous VMA.
+    uint64_t lo = 0;
+    if (it != vmas_.begin()) lo = std::prev(it)->second.end;
+    if (top >= len && top - len >= lo && top - len >= brk_start_ + kMaxBrk &&
+        !Reserved(top - len, len)) {
+      return top - len;
+    }
+    if (it == vmas_.begin()) break;
+    --it;
+    top = it->first;
+    if (top < len) break;
+  }
+  return Errno(ENOMEM);
+}
+
+void MemoryManager::Carve(uint64_t addr, uint64_t len) {
+  uint64_t end = addr + len;
+  auto it = vmas_.upper_bound(addr);
+  if (it != vmas_.begin()) --it;
+  while (it != vmas_.end() && it->first < end) {
+    uint64_t s = it->first;
+    Vma v = it->second;
+    if (v.end <= addr) {
+      ++it;
+      continue;
+    }
+    it = vmas_.erase(it);
+    if (s < addr) {
+      Vma left = v;
+      left.end = addr;
+      vmas_[s] = left;
+    }
+    if (v.end > end) {
+      Vma right = v;
+      right.shared_off += end - s;
+      vmas_[end] = right;
+      it = vmas_.find(end);
+      ++it;
+    }
+  }
+}
+
+Result<uint64_t> MemoryManager::MapAnonymous(platform::Context& via, uint64_t addr,
+                                             uint64_t len, int prot, int flags,
+                                             std::string name) {
+  if (len == 0 || Overflows(addr, PageRoundUp(len))) return Errno(EINVAL);
+  len = PageRoundUp(len);
+  bool fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
+  if (fixed && !PageAligned(addr)) return Errno(EINVAL);
+  absl::MutexLock l(&mu_);
+  if (fixed) {
+    if (Reserved(addr, len) || addr + len > platform::Layout::kGuestTop) {
+      return Errno(flags & MAP_FIXED_NOREPLACE ? EEXIST : ENOMEM);
+    }
+    if ((flags & MAP_FIXED_NOREPLACE) && !RangeFree(addr, len)) return Errno(EEXIST);
+  } else if (addr == 0 || !PageAligned(addr) || addr + len > platform::Layout::kGuestTop ||
+             !RangeFree(addr, len)) {
+    addr = SENTRY_TRY(FindFree(len));
+  }
+  int host_flags = (flags & (MAP_SHARED | MAP_PRIVATE | MAP_NORESERVE | MAP_GROWSDOWN)) |
+                   MAP_ANONYMOUS | MAP_FIXED;
+  SENTRY_TRY(as_->Map(via, GuestAddr(addr), len, prot & kProtMask, host_flags, -1, 0));
+  Carve(addr, len);
+  Vma v{addr + len, prot & kProtMask, (flags & MAP_SHARED) != 0, (flags & MAP_GROWSDOWN) != 0,
+        std::move(name)};
+  if (v.shared) v.shared_id = g_next_shared_id.fetch_add(1);
+  vmas_[addr] = v;
+  return addr;
+}
+
+Result<void> MemoryManager::Unmap(platform::Context& via, uint64_t addr, uint64_t len) {
+  if (!PageAligned(addr) || len == 0 || Overflows(addr, PageRoundUp(len))) return Errno(EINVAL);
+  len = PageRoundUp(len);
+  absl::MutexLock l(&mu_);
+  if (Reserved(addr, len)) return Errno(EINVAL);
+  SENTRY_TRY(as_->Unmap(via, GuestAddr(addr), len));
+  Carve(addr, len);
+  return Ok();
+}
+
+Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint64_t len,
+                                    int prot) {
+  if (!PageAligned(addr)) return Errno(EINVAL);
+  if (prot & ~(kProtMask | PROT_GROWSDOWN | PROT_GROWSUP)) return Errno(EINVAL);
+  len = PageRoundUp(len);
+  if (Overflows(addr, len)) return Errno(ENOMEM);
+  if (len == 0) return Ok();
+  absl::MutexLock l(&mu_);
+  // Every page must be mapped.
+  uint64_t cur = addr;
+  auto it = vmas_.upper_bound(addr);
+  if (it != vmas_.begin()) --it;
+  for (; it != vmas_.end() && cur < addr + len; ++it) {
+    if (it->second.end <= cur) continue;
+    if (it->first > cur) return Errno(ENOMEM);
+    cur = it->second.end;
+  }
+  if (cur < addr + len) return Errno(ENOMEM);
+  SENTRY_TRY(as_->Protect(via, GuestAddr(addr), len, prot & kProtMask));
+  // Split at the edges and update.
+  std::vector<std::pair<uint64_t, Vma>> pieces;
+  it = vmas_.upper_bound(addr);
+  if (it != vmas_.begin()) --it;
+  while (it != vmas_.end() && it->first < addr + len) {
+    if (it->second.end <= addr) {
+      ++it;
+      continue;
+    }
+    pieces.push_back(*it);
+    it = vmas_.erase(it);
+  }
+  for (auto& [s, v] : pieces) {
+    if (s < addr) {
+      Vma left = v;
+      left.end = addr;
+      vmas_[s] = left;
+    }
+    uint64_t ms = std::max(s, addr), me = std::min(v.end, addr + len);
+    Vma mid = v;
+    mid.end = me;
+    mid.prot = prot & kProtMask;
+    mid.shared_off += ms - s;
+    vmas_[ms] = mid;
+    if (v.end > addr + len) {
+      Vma right = v;
+      right.shared_off += addr + len - s;
+      vmas_[addr + len] = right;
+    }
+  }
+  return Ok();
+}
+
+Result<uint64_t> MemoryManager::Remap(platform::Context& via, uint64_t old_addr,
+                                      uint64_t old_len, uint64_t new_len, int flags,
+                                      uint64_t new_addr) {
+  if (!PageAligned(old_addr) || new_len == 0) return Errno(EINVAL);
+  if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)) return Errno(EINVAL);
+  if ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE)) return Errno(EINVAL);
+  if (flags & MREMAP_DONTUNMAP) return Errno(EINVAL);  // partial: not supported yet
+  old_len = PageRoundUp(old_len);
+  new_len = PageRoundUp(new_len);
+  absl::MutexLock l(&mu_);
+  auto it = vmas_.upper_bound(old_addr);
+  if (it == vmas_.begin()) return Errno(EFAULT);
+  --it;
+  if (it->second.end < old_addr + old_len || old_len == 0) return Errno(EFAULT);
+  Vma v = it->second;
+  uint64_t vstart = it->first;
+  uint64_t target = old_addr;
+  if (flags & MREMAP_FIXED) {
+    if (!PageAligned(new_addr) || Reserved(new_addr, new_len)) return Errno(EINVAL);
+    if (new_addr < old_addr + old_len && new_addr + new_len > old_addr) return Errno(EINVAL);
+    target = new_addr;
+  } else if (new_len > old_len && !RangeFree(old_addr + old_len, new_len - old_len)) {
+    if (!(flags & MREMAP_MAYMOVE)) return Errno(ENOMEM);
+    target = SENTRY_TRY(FindFree(new_len));
+  }
+  int host_flags = flags;
+  if (target != old_addr) host_flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+  uint64_t r = SENTRY_TRY(as_->Remap(via, GuestAddr(old_addr), old_len, new_len, host_flags,
+                                     GuestAddr(target)));
+  Carve(old_addr, old_len);
+  if (target != old_addr) Carve(target, new_len);
+  Vma nv = v;
+  nv.end = r + new_len;
+  nv.shared_off += old_addr - vstart;
+  vmas_[r] = nv;
+  return r;
+}
+
+Result<void> MemoryManager::Advise(platform::Context& via, uint64_t addr, uint64_t len,
+                                   int advice) {
+  if (!PageAligned(addr)) return Errno(EINVAL);
+  len = PageRoundUp(len);
+  switch (advice) {
+    case MADV_DONTNEED:
+    case MADV_FREE:
+    case MADV_REMOVE: {
+      SENTRY_TRY(CheckMapped(addr, len));
+      return as_->Advise(via, GuestAddr(addr), len, advice == MADV_FREE ? MADV_DONTNEED : advice);
+    }
+    case MADV_NORMAL: case MADV_RANDOM: case MADV_SEQUENTIAL: case MADV_WILLNEED:
+    case MADV_DONTFORK: case MADV_DOFORK: case MADV_MERGEABLE: case MADV_UNMERGEABLE:
+    case MADV_HUGEPAGE: case MADV_NOHUGEPAGE: case MADV_DONTDUMP: case MADV_DODUMP:
+    case MADV_COLD: case MADV_PAGEOUT:
+      return CheckMapped(addr, len);  // hints: accepted, no effect
+    default:
+      return Errno(EINVAL);
+  }
+}
+
+void MemoryManager::SetBrkStart(uint64_t start) {
+  absl::MutexLock l(&mu_);
+  brk_start_ = brk_ = PageRoundUp(start);
+}
+
+Result<uint64_t> MemoryManager::Brk(platform::Context& via, uint64_t addr) {
+  absl::MutexLock l(&mu_);
+  if (addr < brk_start_ || addr > brk_start_ + kMaxBrk) return brk_;
+  uint64_t old_end = PageRoundUp(brk_), new_end = PageRoundUp(addr);
+  if (new_end > old_end) {
+    if (!RangeFree(old_end, new_end - old_end)) return brk_;
+    auto r = as_->Map(via, GuestAddr(old_end), new_end - old_end, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (!r.ok()) return brk_;
+    vmas_[old_end] = Vma{new_end, PROT_READ | PROT_WRITE, false, false, "[heap]"};
+  } else if (new_end < old_end) {
+    if (!as_->Unmap(via, GuestAddr(new_end), old_end - new_end).ok()) return brk_;
+    Carve(new_end, old_end - new_end);
+  }
+  brk_ = addr;
+  return brk_;
+}
+
+Result<void> MemoryManager::CheckMapped(uint64_t addr, uint64_t len) {
+  absl::MutexLock l(&mu_);
+  if (Overflows(addr, len)) return Errno(ENOMEM);
+  uint64_t cur = addr;
+  auto it = vmas_.upper_bound(addr);
+  if (it != vmas_.begin()) --it;
+  for (; it != vmas_.end() && cur < addr + len; ++it) {
+    if (it->second.end <= cur) continue;
+    if (it->first > cur) return Errno(ENOMEM);
+    cur = it->second.end;
+  }
+  if (cur < addr + len) return Errno(ENOMEM);
+  return Ok();
+}
+
+std::pair<uint64_t, uint64_t> MemoryManager::FutexKey(uint64_t addr, bool private_futex) {
+  if (!private_futex) {
+    absl::MutexLock l(&mu_);
+    auto it = vmas_.upper_bound(addr);
+    if (it != vmas_.begin()) {
+      --it;
+      if (it->second.end > addr && it->second.shared) {
+        return {it->second.shared_id << 1 | 1, it->second.shared_off + (addr - it->first)};
+      }
+    }
+  }
+  return {reinterpret_cast<uint64_t>(this), addr};
+}
+
+std::shared_ptr<MemoryManager> MemoryManager::Fork(
+    std::shared_ptr<platform::AddressSpace> child_as) {
+  auto child = std::make_shared<MemoryManager>(std::move(child_as));
+  absl::MutexLock l(&mu_);
+  child->vmas_ = vmas_;
+  child->brk_start_ = brk_start_;
+  child->brk_ = brk_;
+  return child;
+}
+
+std::string MemoryManager::Maps() {
+  absl::MutexLock l(&mu_);
+  std::string out;
+  char line[256];
+  for (auto& [s, v] : vmas_) {
+    snprintf(line, sizeof(line), "%08lx-%08lx %c%c%c%c 00000000 00:00 0 %s\n", s, v.end,
+             v.prot & PROT_READ ? 'r' : '-', v.prot & PROT_WRITE ? 'w' : '-',
+             v.prot & PROT_EXEC ? 'x' : '-', v.shared ? 's' : 'p', v.name.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace sentry::mm

@@ -1,0 +1,70 @@
+// The guest's memory map (mm): the VMA list the Sentry keeps, brk, and address allocation.
+// Every change is recorded here and applied to the host through the platform AddressSpace.
+//
+// Lock order: MemoryManager::mu_ is a leaf except for the injected host syscalls it makes,
+// which only block on the calling thread's own stub.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "platform/platform.h"
+#include "sentry/base/errno.h"
+#include "sentry/base/guest_addr.h"
+
+namespace sentry::mm {
+
+struct Vma {
+  uint64_t end;
+  int prot;
+  bool shared;
+  bool growsdown;
+  std::string name;        // "[stack]", "[heap]", a file path, or empty
+  uint64_t shared_id = 0;  // identity of a MAP_SHARED object across forks (futex keys)
+  uint64_t shared_off = 0;
+};
+
+class MemoryManager {
+ public:
+  explicit MemoryManager(std::shared_ptr<platform::AddressSpace> as) : as_(std::move(as)) {}
+
+  platform::AddressSpace& as() { return *as_; }
+  void set_address_space(std::shared_ptr<platform::AddressSpace> as) { as_ = std::move(as); }
+
+  // mmap(2) of anonymous memory (file contents are copied in by the caller). Returns the
+  // address. `flags` are the guest's MAP_* flags.
+  Result<uint64_t> MapAnonymous(platform::Context& via, uint64_t addr, uint64_t len, int prot,
+                                int flags, std::string name = "");
+  Result<void> Unmap(platform::Context& via, uint64_t addr, uint64_t len);
+  Result<void> Protect(platform::Context& via, uint64_t addr, uint64_t len, int prot);
+  Result<uint64_t> Remap(platform::Context& via, uint64_t old_addr, uint64_t old_len,
+                         uint64_t new_len, int flags, uint64_t new_addr);
+  Result<void> Advise(platform::Context& via, uint64_t addr, uint64_t len, int advice);
+  Result<uint64_t> Brk(platform::Context& via, uint64_t addr);
+  void SetBrkStart(uint64_t start);
+  // mincore / msync range check: ENOMEM if any page in [addr, addr+len) is unmapped.
+  Result<void> CheckMapped(uint64_t addr, uint64_t len);
+  // A futex key: the mm itself for private memory, the shared object for MAP_SHARED.
+  std::pair<uint64_t, uint64_t> FutexKey(uint64_t addr, bool private_futex);
+
+  // The copy for a forked child (same VMAs, same shared objects).
+  std::shared_ptr<MemoryManager> Fork(std::shared_ptr<platform::AddressSpace> child_as);
+  std::string Maps();
+
+ private:
+  bool RangeFree(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Result<uint64_t> FindFree(uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes [addr, addr+len) from the VMA list, splitting VMAs at the edges.
+  void Carve(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Reserved(uint64_t addr, uint64_t len) const;
+
+  std::shared_ptr<platform::AddressSpace> as_;
+  absl::Mutex mu_;
+  std::map<uint64_t, Vma> vmas_ ABSL_GUARDED_BY(mu_);  // keyed by start
+  uint64_t brk_start_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t brk_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace sentry::mm

@@ -1,0 +1,115 @@
+#include "syscalls/dispatch.h"
+
+#include <asm/unistd.h>
+
+#include <atomic>
+#include <bitset>
+#include <chrono>
+#include <cinttypes>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "sentry/base/logging.h"
+#include "syscalls/table.h"
+
+namespace sentry::syscalls {
+namespace {
+
+std::string FormatArg(kernel::Task& t, Arg kind, uint64_t v) {
+  switch (kind) {
+    case Arg::kInt:
+      return absl::StrFormat("%d", static_cast<int64_t>(v));
+    case Arg::kFd:
+      return static_cast<int>(v) == -100 ? "AT_FDCWD" : absl::StrFormat("%d", static_cast<int>(v));
+    case Arg::kUint:
+      return absl::StrFormat("%u", v);
+    case Arg::kOct:
+      return absl::StrFormat("0%o", v);
+    case Arg::kSig:
+      return absl::StrFormat("%d", static_cast<int>(v));
+    case Arg::kStr: {
+      auto s = t.CopyInString(GuestAddr(v), 256);
+      if (!s.ok()) return absl::StrFormat("%#x", v);
+      std::string out = "\"";
+      for (char c : *s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c == '\n') {
+          out += "\\n";
+          continue;
+        }
+        out += c;
+      }
+      return out + "\"";
+    }
+    case Arg::kNone:
+    case Arg::kHex:
+    case Arg::kPtr:
+      break;
+  }
+  return v == 0 ? "NULL" : absl::StrFormat("%#x", v);
+}
+
+void Strace(kernel::Task& t, const SyscallEntry* e, uint64_t nr, const SyscallArgs& a,
+            int64_t ret, std::chrono::steady_clock::duration took,
+            const std::vector<std::string>& pre) {
+  std::string line = absl::StrFormat("[%d:%d %s] ", t.tg().tgid, t.tid(), t.comm());
+  if (e == nullptr) {
+    line += absl::StrFormat("syscall_%d(...)", nr);
+  } else {
+    line += e->name;
+    line += "(";
+    line += absl::StrJoin(pre, ", ");
+    line += ")";
+  }
+  if (ret < 0 && ret > -4096) {
+    const char* name = ErrnoName(static_cast<int>(-ret));
+    line += absl::StrFormat(" = -1 %s", name ? name : std::to_string(-ret));
+  } else {
+    line += absl::StrFormat(" = %d", ret);
+  }
+  line += absl::StrFormat(" (%dµs)",
+                          std::chrono::duration_cast<std::chrono::microseconds>(took).count());
+  (void)a;
+  log::Strace().info("{}", line);
+}
+
+// Unknown or unimplemented numbers are logged once each.
+void LogUnimplemented(uint64_t nr, const SyscallEntry* e) {
+  static std::atomic<uint64_t> seen[8];
+  if (nr >= 512) return;
+  uint64_t bit = uint64_t{1} << (nr % 64);
+  if (seen[nr / 64].fetch_or(bit) & bit) return;
+  log::Sentry().info("unimplemented syscall {} ({}): ENOSYS", nr, e ? e->name : "unknown");
+}
+
+}  // namespace
+
+int64_t Dispatch(kernel::Task& t) {
+  platform::Registers& r = t.regs();
+  uint64_t nr = r.orig_rax;
+  SyscallArgs a{{r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}};
+  const SyscallEntry* e = Lookup(nr);
+  bool tracing = log::StraceEnabled();
+  std::vector<std::string> pre;
+  auto start = std::chrono::steady_clock::now();
+  if (tracing && e) {
+    for (int i = 0; i < 6 && e->args[i] != Arg::kNone; i++) pre.push_back(FormatArg(t, e->args[i], a.a[i]));
+  }
+  int64_t ret;
+  if (e == nullptr || e->handler == nullptr) {
+    LogUnimplemented(nr, e);
+    ret = -ENOSYS;
+  } else {
+    Result<uint64_t> res = e->handler(t, a);
+    ret = res.ok() ? static_cast<int64_t>(*res) : -static_cast<int64_t>(res.error().code());
+    if (!res.ok() && log::Sentry().should_log(spdlog::level::debug)) {
+      log::Sentry().debug("{}: {} at {}:{}", e->name, ErrnoName(res.error().code()) ?: "?",
+                          res.error().file(), res.error().line());
+    }
+  }
+  if (tracing) Strace(t, e, nr, a, ret, std::chrono::steady_clock::now() - start, pre);
+  if (!t.exiting_) r.rax = static_cast<uint64_t>(ret);
+  return ret;
+}
+
+}  // namespace sentry::syscalls

@@ -1,0 +1,86 @@
+// Memory: mmap, munmap, mprotect, mremap, madvise, brk, msync, mincore.
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "syscalls/common.h"
+
+namespace sentry::syscalls {
+
+Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int flags, int fd,
+                         uint64_t off) {
+  int type = flags & MAP_TYPE;
+  if (len == 0 || (type != MAP_SHARED && type != MAP_PRIVATE && type != MAP_SHARED_VALIDATE)) {
+    return Errno(EINVAL);
+  }
+  if (!PageAligned(off) || PageRoundUp(len) < len) return Errno(len ? ENOMEM : EINVAL);
+  if (type == MAP_SHARED_VALIDATE) flags = (flags & ~MAP_TYPE) | MAP_SHARED;
+  if (flags & MAP_ANONYMOUS) {
+    return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags);
+  }
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (!f->Readable()) return Errno(EACCES);
+  struct stat st;
+  SENTRY_TRY(f->Stat(&st));
+  if (S_ISCHR(st.st_mode) && f->Name() == "/dev/zero") {
+    return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags | MAP_ANONYMOUS);
+  }
+  if (!S_ISREG(st.st_mode)) return Errno(ENODEV);
+  // Partial: file contents are copied into private memory; shared writable file mappings
+  // need the gofer's donated fds (next stage).
+  if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) return Errno(EACCES);
+  int mflags = (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS;
+  uint64_t at = SENTRY_TRY(t.mm().MapAnonymous(t.ctx(), addr, len, prot | PROT_WRITE, mflags,
+                                               f->Name()));
+  std::vector<uint8_t> buf(1 << 20);
+  for (uint64_t done = 0; done < len;) {
+    size_t want = std::min<uint64_t>(buf.size(), len - done);
+    size_t n = SENTRY_TRY(f->PRead(t, {buf.data(), want}, off + done));
+    if (n == 0) break;
+    if (t.mm().as().WriteMemory(GuestAddr(at + done), {buf.data(), n}) != n) return Errno(EFAULT);
+    done += n;
+  }
+  if (!(prot & PROT_WRITE)) SENTRY_TRY(t.mm().Protect(t.ctx(), at, len, prot));
+  return at;
+}
+
+Result<uint64_t> SysMunmap(Task& t, uint64_t addr, uint64_t len) {
+  SENTRY_TRY(t.mm().Unmap(t.ctx(), addr, len));
+  return 0;
+}
+
+Result<uint64_t> SysMprotect(Task& t, uint64_t addr, uint64_t len, int prot) {
+  SENTRY_TRY(t.mm().Protect(t.ctx(), addr, len, prot));
+  return 0;
+}
+
+Result<uint64_t> SysMremap(Task& t, uint64_t old_addr, uint64_t old_len, uint64_t new_len,
+                           int flags, uint64_t new_addr) {
+  return t.mm().Remap(t.ctx(), old_addr, old_len, new_len, flags, new_addr);
+}
+
+Result<uint64_t> SysMadvise(Task& t, uint64_t addr, uint64_t len, int advice) {
+  SENTRY_TRY(t.mm().Advise(t.ctx(), addr, len, advice));
+  return 0;
+}
+
+Result<uint64_t> SysBrk(Task& t, uint64_t addr) { return t.mm().Brk(t.ctx(), addr); }
+
+Result<uint64_t> SysMsync(Task& t, uint64_t addr, uint64_t len, int flags) {
+  if (!PageAligned(addr) || (flags & ~(MS_ASYNC | MS_SYNC | MS_INVALIDATE)) ||
+      ((flags & MS_ASYNC) && (flags & MS_SYNC))) {
+    return Errno(EINVAL);
+  }
+  SENTRY_TRY(t.mm().CheckMapped(addr, PageRoundUp(len)));
+  return 0;
+}
+
+Result<uint64_t> SysMincore(Task& t, uint64_t addr, uint64_t len, GuestAddr vec) {
+  if (!PageAligned(addr)) return Errno(EINVAL);
+  SENTRY_TRY(t.mm().CheckMapped(addr, PageRoundUp(len)));
+  // Every mapped page is reported resident: the host pages lazily, the guest cannot tell.
+  std::vector<uint8_t> v(PageRoundUp(len) / kPageSize, 1);
+  SENTRY_TRY(t.CopyOutBytes(vec, v));
+  return 0;
+}
+
+}  // namespace sentry::syscalls

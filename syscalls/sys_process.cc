@@ -1,0 +1,524 @@
+// Processes and threads: clone, fork, vfork, execve, exit, wait, ids, sessions, prctl.
+#include <asm/prctl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <cstring>
+
+#include "sentry/base/logging.h"
+#include "sentry/kernel/futex.h"
+#include "sentry/loader/exec.h"
+#include "syscalls/common.h"
+
+namespace sentry::syscalls {
+
+using kernel::ThreadGroup;
+
+namespace {
+
+constexpr uint64_t kSupportedCloneFlags =
+    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+    CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID |
+    CLONE_VFORK | CLONE_PARENT | CLONE_DETACHED | CLONE_IO | CSIGNAL;
+
+Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid,
+                         GuestAddr child_tid, uint64_t tls) {
+  if (flags & ~kSupportedCloneFlags) return Errno(EINVAL);  // namespaces: not yet
+  if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) return Errno(EINVAL);
+  if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)) return Errno(EINVAL);
+  bool thread = flags & CLONE_THREAD;
+  bool share_vm = flags & CLONE_VM;
+  if (share_vm && !thread && !(flags & CLONE_VFORK)) return Errno(EINVAL);  // partial
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    uint64_t nproc = t.tg().rlimits[RLIMIT_NPROC].cur;
+    if (t.kernel().tasks().size() >= std::min<uint64_t>(nproc, 32768)) return Errno(EAGAIN);
+  }
+  // Host side first: a new stub thread in this address space, or a copy of it.
+  int handle = share_vm && thread ? SENTRY_TRY(t.ctx().CloneThread())
+                                  : SENTRY_TRY(t.ctx().ForkAddressSpace());
+  kernel::Kernel& k = t.kernel();
+  std::shared_ptr<kernel::Task> child;
+  {
+    absl::MutexLock l(&k.mu());
+    int tid = k.AllocPid();
+    child = std::make_shared<kernel::Task>(k, tid);
+    if (thread) {
+      child->tg_ = t.tg_ref();
+    } else {
+      auto tg = std::make_shared<ThreadGroup>();
+      ThreadGroup& p = t.tg();
+      tg->tgid = tid;
+      tg->leader = child.get();
+      ThreadGroup* parent = (flags & CLONE_PARENT) && p.parent ? p.parent : &p;
+      tg->parent = parent;
+      tg->pgid = p.pgid;
+      tg->sid = p.sid;
+      tg->exit_signal = static_cast<int>(flags & CSIGNAL);
+      tg->creds = p.creds;
+      tg->rlimits = p.rlimits;
+      tg->argv = p.argv;
+      tg->handlers = std::make_shared<kernel::SignalHandlers>(*p.handlers);
+      parent->children.push_back(tg);
+      k.groups()[tid] = tg;
+      child->tg_ = tg;
+    }
+    child->tg_->tasks.push_back(child.get());
+    child->mask_ = t.mask_;
+    k.Register(child);
+  }
+  child->set_comm(t.comm());
+  child->regs_ = t.regs();
+  child->regs_.rax = 0;
+  if (stack) child->regs_.rsp = stack;
+  if (flags & CLONE_SETTLS) child->regs_.fs_base = tls;
+  child->fds_ = (flags & CLONE_FILES) ? t.fds_ : t.fds().Fork();
+  child->fs_ = (flags & CLONE_FS) ? t.fs_ : std::make_shared<kernel::FsContext>(t.fs());
+  if (thread) {
+    child->mm_ = t.mm_;
+  } else {
+    child->mm_ = t.mm().Fork(nullptr);
+  }
+  if (flags & CLONE_CHILD_CLEARTID) child->clear_child_tid_ = child_tid.value();
+  if (flags & CLONE_CHILD_SETTID) child->child_settid_ = child_tid.value();
+  if (flags & CLONE_PARENT_SETTID) (void)t.CopyOut<int32_t>(parent_tid, child->tid());
+  std::shared_ptr<kernel::VforkDone> vfork;
+  if (flags & CLONE_VFORK) {
+    vfork = std::make_shared<kernel::VforkDone>();
+    child->vfork_done_ = vfork;
+  }
+  int tid = child->tid();
+  child->Start(handle, thread ? t.ctx().address_space() : nullptr);
+  if (vfork) {
+    // The parent waits (killably) until the child execs or exits.
+    ScopedWait w(vfork->queue, t.waiter());
+    for (;;) {
+      {
+        absl::MutexLock l(&k.mu());
+        if (vfork->done || t.tg().exiting) break;
+      }
+      t.waiter().WaitUntil(absl::InfiniteFuture());
+    }
+  }
+  return static_cast<uint64_t>(tid);
+}
+
+}  // namespace
+
+Result<uint64_t> SysClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid,
+                          GuestAddr child_tid, uint64_t tls) {
+  return DoClone(t, flags, stack, parent_tid, child_tid, tls);
+}
+
+Result<uint64_t> SysClone3(Task& t, GuestAddr args, size_t size) {
+  if (size < sizeof(struct clone_args) - 16 || size > 4096) return Errno(EINVAL);
+  struct clone_args ca{};
+  SENTRY_TRY(t.CopyInBytes(args, {reinterpret_cast<uint8_t*>(&ca), std::min(size, sizeof(ca))}));
+  if (ca.exit_signal > 64 || (ca.flags & CSIGNAL)) return Errno(EINVAL);
+  if (ca.set_tid || ca.cgroup) return Errno(EINVAL);
+  uint64_t stack = ca.stack ? ca.stack + ca.stack_size : 0;
+  return DoClone(t, ca.flags | ca.exit_signal, stack, GuestAddr(ca.parent_tid),
+                 GuestAddr(ca.child_tid), ca.tls);
+}
+
+Result<uint64_t> SysFork(Task& t) { return DoClone(t, SIGCHLD, 0, {}, {}, 0); }
+
+Result<uint64_t> SysVfork(Task& t) {
+  return DoClone(t, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, {}, {}, 0);
+}
+
+Result<uint64_t> SysExecve(Task& t, GuestAddr path_addr, GuestAddr argv_addr, GuestAddr envp_addr) {
+  std::string path = SENTRY_TRY(t.CopyInString(path_addr));
+  if (path.empty()) return Errno(ENOENT);
+  auto argv = SENTRY_TRY(t.CopyInStringArray(argv_addr));
+  auto envp = SENTRY_TRY(t.CopyInStringArray(envp_addr));
+  SENTRY_TRY(loader::Exec(t, path, argv, envp));
+  return 0;
+}
+
+Result<uint64_t> SysExit(Task& t, int code) {
+  t.SetExiting(kernel::ExitStatus(code));
+  return 0;
+}
+
+Result<uint64_t> SysExitGroup(Task& t, int code) {
+  absl::MutexLock l(&t.kernel().mu());
+  t.kernel().GroupExit(t.tg(), kernel::ExitStatus(code));
+  t.SetExiting(kernel::ExitStatus(code));
+  return 0;
+}
+
+namespace {
+
+struct WaitResult {
+  int pid = 0;
+  int status = 0;  // wait status word
+  int code = 0;    // CLD_*
+  uint32_t uid = 0;
+};
+
+bool Matches(ThreadGroup& c, int idtype, int id) {
+  switch (idtype) {
+    case P_ALL: return true;
+    case P_PID: return c.tgid == id;
+    case P_PGID: return c.pgid == id;
+    default: return false;
+  }
+}
+
+// Finds a child state change to report. Returns pid 0 with WNOHANG if none yet.
+Result<WaitResult> DoWait(Task& t, int idtype, int id, int options) {
+  kernel::Kernel& k = t.kernel();
+  ScopedWait w(t.tg().child_events, t.waiter());
+  for (;;) {
+    {
+      absl::MutexLock l(&k.mu());
+      if (idtype == P_PGID && id == 0) id = t.tg().pgid;
+      bool any = false;
+      auto children = t.tg().children;  // copy: reaping edits the list
+      for (auto& c : children) {
+        if (!Matches(*c, idtype, id)) continue;
+        // __WCLONE selects children that do not signal SIGCHLD on exit.
+        bool clone_child = c->exit_signal != SIGCHLD;
+        if (!(options & __WALL) && clone_child != static_cast<bool>(options & __WCLONE)) continue;
+        any = true;
+        if (c->zombie && (options & WEXITED)) {
+          WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid};
+          int s = c->exit_status;
+          r.code = WIFSIGNALED(s) ? (WCOREDUMP(s) ? abi::kCLD_DUMPED : abi::kCLD_KILLED)
+                                  : abi::kCLD_EXITED;
+          if (!(options & WNOWAIT)) k.Reap(*c);
+          return r;
+        }
+        if (c->stopped && c->stop_to_report && (options & WUNTRACED)) {
+          if (!(options & WNOWAIT)) c->stop_to_report = false;
+          return WaitResult{c->tgid, kernel::StopStatus(c->stop_signal), abi::kCLD_STOPPED,
+                            c->creds.ruid};
+        }
+        if (c->continue_to_report && (options & WCONTINUED)) {
+          if (!(options & WNOWAIT)) c->continue_to_report = false;
+          return WaitResult{c->tgid, 0xffff, abi::kCLD_CONTINUED, c->creds.ruid};
+        }
+      }
+      if (!any) return Errno(ECHILD);
+      if (options & WNOHANG) return WaitResult{};
+    }
+    SENTRY_TRY(t.Wait());
+  }
+}
+
+}  // namespace
+
+Result<uint64_t> SysWait4(Task& t, int pid, GuestAddr status, int options, GuestAddr rusage) {
+  if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WNOTHREAD | __WALL | __WCLONE)) {
+    return Errno(EINVAL);
+  }
+  int idtype = P_ALL, id = 0;
+  if (pid > 0) {
+    idtype = P_PID, id = pid;
+  } else if (pid == 0) {
+    idtype = P_PGID, id = 0;
+  } else if (pid < -1) {
+    idtype = P_PGID, id = -pid;
+  }
+  WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options | WEXITED));
+  if (r.pid == 0) return 0;
+  if (!status.IsNull()) SENTRY_TRY(t.CopyOut<int32_t>(status, r.status));
+  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, abi::Rusage{}));
+  return static_cast<uint64_t>(r.pid);
+}
+
+Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int options,
+                           GuestAddr rusage) {
+  if (options & ~(WNOHANG | WSTOPPED | WCONTINUED | WEXITED | WNOWAIT | __WNOTHREAD | __WALL |
+                  __WCLONE)) {
+    return Errno(EINVAL);
+  }
+  if (!(options & (WEXITED | WSTOPPED | WCONTINUED))) return Errno(EINVAL);
+  if (idtype != P_ALL && idtype != P_PID && idtype != P_PGID) return Errno(EINVAL);
+  if ((idtype == P_PID && id <= 0) || (idtype == P_PGID && id < 0)) return Errno(EINVAL);
+  WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options));
+  if (!infop.IsNull()) {
+    abi::SigInfo si{};
+    if (r.pid) {
+      si.signo = SIGCHLD;
+      si.code = r.code;
+      si.f.chld.pid = r.pid;
+      si.f.chld.uid = r.uid;
+      si.f.chld.status = r.code == abi::kCLD_EXITED      ? WEXITSTATUS(r.status)
+                         : r.code == abi::kCLD_STOPPED   ? WSTOPSIG(r.status)
+                         : r.code == abi::kCLD_CONTINUED ? SIGCONT
+                                                         : WTERMSIG(r.status);
+    }
+    SENTRY_TRY(t.CopyOut(infop, si));
+  }
+  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, abi::Rusage{}));
+  return 0;
+}
+
+Result<uint64_t> SysGetpid(Task& t) { return static_cast<uint64_t>(t.tg().tgid); }
+Result<uint64_t> SysGettid(Task& t) { return static_cast<uint64_t>(t.tid()); }
+Result<uint64_t> SysGetppid(Task& t) {
+  absl::MutexLock l(&t.kernel().mu());
+  return t.tg().parent ? static_cast<uint64_t>(t.tg().parent->tgid) : 0;
+}
+
+Result<uint64_t> SysSetpgid(Task& t, int pid, int pgid) {
+  if (pgid < 0) return Errno(EINVAL);
+  kernel::Kernel& k = t.kernel();
+  absl::MutexLock l(&k.mu());
+  ThreadGroup* target = pid == 0 ? &t.tg() : k.GroupByTgid(pid);
+  if (target == nullptr || target->zombie) return Errno(ESRCH);
+  if (target != &t.tg() && target->parent != &t.tg()) return Errno(ESRCH);
+  if (target->tgid == target->sid) return Errno(EPERM);  // a session leader
+  if (target->sid != t.tg().sid) return Errno(EPERM);
+  if (pgid == 0) pgid = target->tgid;
+  if (pgid != target->tgid) {
+    bool exists = false;
+    for (ThreadGroup* g : k.AllGroups()) exists |= g->pgid == pgid && g->sid == t.tg().sid;
+    if (!exists) return Errno(EPERM);
+  }
+  target->pgid = pgid;
+  return 0;
+}
+
+Result<uint64_t> SysGetpgid(Task& t, int pid) {
+  absl::MutexLock l(&t.kernel().mu());
+  ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(pid);
+  if (g == nullptr) return Errno(ESRCH);
+  return static_cast<uint64_t>(g->pgid);
+}
+
+Result<uint64_t> SysGetpgrp(Task& t) { return SysGetpgid(t, 0); }
+
+Result<uint64_t> SysSetsid(Task& t) {
+  kernel::Kernel& k = t.kernel();
+  absl::MutexLock l(&k.mu());
+  ThreadGroup& g = t.tg();
+  for (ThreadGroup* o : k.AllGroups()) {
+    if (o->pgid == g.tgid) return Errno(EPERM);
+  }
+  g.sid = g.pgid = g.tgid;
+  return static_cast<uint64_t>(g.sid);
+}
+
+Result<uint64_t> SysGetsid(Task& t, int pid) {
+  absl::MutexLock l(&t.kernel().mu());
+  ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(pid);
+  if (g == nullptr) return Errno(ESRCH);
+  return static_cast<uint64_t>(g->sid);
+}
+
+Result<uint64_t> SysSetTidAddress(Task& t, uint64_t addr) {
+  t.clear_child_tid_ = addr;
+  return static_cast<uint64_t>(t.tid());
+}
+
+Result<uint64_t> SysSetRobustList(Task& t, uint64_t head, size_t len) {
+  if (len != 24) return Errno(EINVAL);
+  t.robust_list_ = head;
+  t.robust_list_len_ = len;
+  return 0;
+}
+
+Result<uint64_t> SysGetRobustList(Task& t, int pid, GuestAddr head, GuestAddr len) {
+  if (pid != 0 && pid != t.tid()) return Errno(EPERM);
+  SENTRY_TRY(t.CopyOut<uint64_t>(head, t.robust_list_));
+  SENTRY_TRY(t.CopyOut<uint64_t>(len, 24));
+  return 0;
+}
+
+Result<uint64_t> SysArchPrctl(Task& t, int code, uint64_t addr) {
+  switch (code) {
+    case ARCH_SET_FS:
+      if (addr >= platform::Layout::kStubBase + (uint64_t{1} << 36)) return Errno(EPERM);
+      t.regs().fs_base = addr;
+      return 0;
+    case ARCH_GET_FS:
+      SENTRY_TRY(t.CopyOut<uint64_t>(GuestAddr(addr), t.regs().fs_base));
+      return 0;
+    case ARCH_SET_GS:
+      if (addr >= platform::Layout::kStubBase + (uint64_t{1} << 36)) return Errno(EPERM);
+      t.regs().gs_base = addr;
+      return 0;
+    case ARCH_GET_GS:
+      SENTRY_TRY(t.CopyOut<uint64_t>(GuestAddr(addr), t.regs().gs_base));
+      return 0;
+    default:
+      return Errno(EINVAL);
+  }
+}
+
+Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_t a4,
+                          uint64_t a5) {
+  (void)a3, (void)a4, (void)a5;
+  switch (option) {
+    case PR_SET_NAME: {
+      char buf[16] = {};
+      size_t got = t.mm().as().ReadMemory(GuestAddr(a2), {reinterpret_cast<uint8_t*>(buf), 15});
+      if (got == 0) return Errno(EFAULT);
+      t.set_comm(std::string(buf, strnlen(buf, got)));
+      return 0;
+    }
+    case PR_GET_NAME: {
+      char buf[16] = {};
+      std::string c = t.comm();
+      memcpy(buf, c.data(), std::min<size_t>(c.size(), 15));
+      SENTRY_TRY(t.CopyOut(GuestAddr(a2), buf));
+      return 0;
+    }
+    case PR_SET_PDEATHSIG: {
+      if (a2 > 64) return Errno(EINVAL);
+      absl::MutexLock l(&t.kernel().mu());
+      t.pdeathsig_ = static_cast<int>(a2);
+      return 0;
+    }
+    case PR_GET_PDEATHSIG: {
+      int s;
+      {
+        absl::MutexLock l(&t.kernel().mu());
+        s = t.pdeathsig_;
+      }
+      SENTRY_TRY(t.CopyOut<int32_t>(GuestAddr(a2), s));
+      return 0;
+    }
+    case PR_SET_CHILD_SUBREAPER: {
+      absl::MutexLock l(&t.kernel().mu());
+      t.tg().subreaper = a2 != 0;
+      return 0;
+    }
+    case PR_GET_CHILD_SUBREAPER: {
+      int s;
+      {
+        absl::MutexLock l(&t.kernel().mu());
+        s = t.tg().subreaper;
+      }
+      SENTRY_TRY(t.CopyOut<int32_t>(GuestAddr(a2), s));
+      return 0;
+    }
+    case PR_GET_DUMPABLE:
+      return 1;
+    case PR_SET_DUMPABLE:
+      return a2 <= 1 ? Result<uint64_t>(0) : Errno(EINVAL);
+    case PR_SET_NO_NEW_PRIVS:
+      return a2 == 1 ? Result<uint64_t>(0) : Errno(EINVAL);
+    case PR_GET_NO_NEW_PRIVS:
+      return 0;
+    default:
+      return Errno(EINVAL);
+  }
+}
+
+Result<uint64_t> SysUname(Task& t, GuestAddr buf) {
+  abi::Utsname u{};
+  strcpy(u.sysname, "Linux");
+  strncpy(u.nodename, t.kernel().hostname.c_str(), 64);
+  strcpy(u.release, "6.1.0-sentry");
+  strcpy(u.version, "#1 SMP sentry");
+  strcpy(u.machine, "x86_64");
+  strcpy(u.domainname, "(none)");
+  SENTRY_TRY(t.CopyOut(buf, u));
+  return 0;
+}
+
+// Credentials: the guest's view, enforced by the Sentry only (no host effect).
+Result<uint64_t> SysGetuid(Task& t) { return t.tg().creds.ruid; }
+Result<uint64_t> SysGeteuid(Task& t) { return t.tg().creds.euid; }
+Result<uint64_t> SysGetgid(Task& t) { return t.tg().creds.rgid; }
+Result<uint64_t> SysGetegid(Task& t) { return t.tg().creds.egid; }
+
+Result<uint64_t> SysGetresuid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s) {
+  kernel::Credentials c = t.tg().creds;
+  SENTRY_TRY(t.CopyOut(r, c.ruid));
+  SENTRY_TRY(t.CopyOut(e, c.euid));
+  SENTRY_TRY(t.CopyOut(s, c.suid));
+  return 0;
+}
+
+Result<uint64_t> SysGetresgid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s) {
+  kernel::Credentials c = t.tg().creds;
+  SENTRY_TRY(t.CopyOut(r, c.rgid));
+  SENTRY_TRY(t.CopyOut(e, c.egid));
+  SENTRY_TRY(t.CopyOut(s, c.sgid));
+  return 0;
+}
+
+Result<uint64_t> SysGetgroups(Task& t, int size, GuestAddr list) {
+  auto groups = t.tg().creds.groups;
+  if (size < 0) return Errno(EINVAL);
+  if (size == 0) return groups.size();
+  if (static_cast<size_t>(size) < groups.size()) return Errno(EINVAL);
+  SENTRY_TRY(t.CopyOutBytes(list, {reinterpret_cast<uint8_t*>(groups.data()), groups.size() * 4}));
+  return groups.size();
+}
+
+Result<uint64_t> SysGetrlimit(Task& t, unsigned res, GuestAddr out) {
+  if (res >= abi::kNumRlimits) return Errno(EINVAL);
+  abi::Rlimit r;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    r = t.tg().rlimits[res];
+  }
+  SENTRY_TRY(t.CopyOut(out, r));
+  return 0;
+}
+
+Result<uint64_t> SysPrlimit64(Task& t, int pid, unsigned res, GuestAddr new_addr,
+                              GuestAddr old_addr) {
+  if (res >= abi::kNumRlimits) return Errno(EINVAL);
+  std::optional<abi::Rlimit> nl;
+  if (!new_addr.IsNull()) {
+    nl = SENTRY_TRY(t.CopyIn<abi::Rlimit>(new_addr));
+    if (nl->cur > nl->max) return Errno(EINVAL);
+  }
+  abi::Rlimit old;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(pid);
+    if (g == nullptr) return Errno(ESRCH);
+    old = g->rlimits[res];
+    if (nl) {
+      if (nl->max > old.max && g->creds.euid != 0) return Errno(EPERM);
+      if (res == RLIMIT_NOFILE && nl->max > 1 << 20) return Errno(EPERM);
+      g->rlimits[res] = *nl;
+    }
+  }
+  if (!old_addr.IsNull()) SENTRY_TRY(t.CopyOut(old_addr, old));
+  return 0;
+}
+
+Result<uint64_t> SysSetrlimit(Task& t, unsigned res, GuestAddr in) {
+  return SysPrlimit64(t, 0, res, in, GuestAddr());
+}
+
+Result<uint64_t> SysSchedYield(Task&) {
+  sched_yield();
+  return 0;
+}
+
+Result<uint64_t> SysSchedGetaffinity(Task& t, int pid, size_t len, GuestAddr mask) {
+  (void)pid;
+  if (len < 8 || (len & 7)) return Errno(EINVAL);
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) CPU_ZERO(&set);
+  size_t n = std::min(len, sizeof(set));
+  SENTRY_TRY(t.CopyOutBytes(mask, {reinterpret_cast<uint8_t*>(&set), n}));
+  return n;
+}
+
+Result<uint64_t> SysGetrandom(Task& t, GuestAddr buf, size_t len, unsigned flags) {
+  if (flags & ~(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE)) return Errno(EINVAL);
+  len = std::min<size_t>(len, 1 << 25);
+  std::vector<uint8_t> data(len);
+  ssize_t n = getrandom(data.data(), len, 0);
+  if (n < 0) return Errno(errno);
+  SENTRY_TRY(t.CopyOutBytes(buf, {data.data(), static_cast<size_t>(n)}));
+  return static_cast<uint64_t>(n);
+}
+
+}  // namespace sentry::syscalls

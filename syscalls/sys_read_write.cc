@@ -1,0 +1,114 @@
+// read, write and their vectored and positional variants.
+#include <sys/uio.h>
+
+#include "syscalls/common.h"
+
+namespace sentry::syscalls {
+namespace {
+
+constexpr size_t kMaxRw = 0x7ffff000;  // MAX_RW_COUNT
+
+Result<std::vector<struct iovec>> CopyInIovecs(Task& t, GuestAddr addr, int iovcnt) {
+  if (iovcnt < 0 || iovcnt > 1024) return Errno(EINVAL);
+  std::vector<struct iovec> v(iovcnt);
+  if (iovcnt) {
+    SENTRY_TRY(t.CopyInBytes(addr, {reinterpret_cast<uint8_t*>(v.data()), v.size() * sizeof(struct iovec)}));
+  }
+  size_t total = 0;
+  for (auto& i : v) {
+    if (static_cast<ssize_t>(i.iov_len) < 0) return Errno(EINVAL);
+    total += i.iov_len;
+    if (total > kMaxRw) return Errno(EINVAL);
+  }
+  return v;
+}
+
+// Reads into a host buffer, then copies out (positional when off >= 0).
+Result<uint64_t> DoRead(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t count,
+                        int64_t off) {
+  if (!f->Readable()) return Errno(EBADF);
+  count = std::min(count, kMaxRw);
+  std::vector<uint8_t> data(std::min<size_t>(count, 1 << 20));
+  size_t n = off >= 0 ? SENTRY_TRY(f->PRead(t, data, off)) : SENTRY_TRY(f->Read(t, data));
+  SENTRY_TRY(t.CopyOutBytes(buf, {data.data(), n}));
+  return n;
+}
+
+Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t count,
+                         int64_t off) {
+  if (!f->Writable()) return Errno(EBADF);
+  count = std::min(count, kMaxRw);
+  std::vector<uint8_t> data(count);
+  SENTRY_TRY(t.CopyInBytes(buf, data));
+  auto r = off >= 0 ? f->PWrite(t, data, off) : f->Write(t, data);
+  if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
+  if (!r.ok()) return r.error();
+  return *r;
+}
+
+}  // namespace
+
+Result<uint64_t> SysRead(Task& t, int fd, GuestAddr buf, size_t count) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  return DoRead(t, f, buf, count, -1);
+}
+
+Result<uint64_t> SysWrite(Task& t, int fd, GuestAddr buf, size_t count) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  return DoWrite(t, f, buf, count, -1);
+}
+
+Result<uint64_t> SysPread64(Task& t, int fd, GuestAddr buf, size_t count, int64_t off) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (off < 0) return Errno(EINVAL);
+  return DoRead(t, f, buf, count, off);
+}
+
+Result<uint64_t> SysPwrite64(Task& t, int fd, GuestAddr buf, size_t count, int64_t off) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (off < 0) return Errno(EINVAL);
+  return DoWrite(t, f, buf, count, off);
+}
+
+Result<uint64_t> SysReadv(Task& t, int fd, GuestAddr iov, int iovcnt) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
+  // One read into a host buffer, scattered afterwards: the read is atomic as a whole.
+  size_t total = 0;
+  for (auto& i : v) total += i.iov_len;
+  if (!f->Readable()) return Errno(EBADF);
+  std::vector<uint8_t> data(total);
+  size_t n = SENTRY_TRY(f->Read(t, data));
+  size_t done = 0;
+  for (auto& i : v) {
+    size_t c = std::min(i.iov_len, n - done);
+    if (c == 0) break;
+    SENTRY_TRY(t.CopyOutBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + done, c}));
+    done += c;
+  }
+  return n;
+}
+
+Result<uint64_t> SysWritev(Task& t, int fd, GuestAddr iov, int iovcnt) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
+  if (!f->Writable()) return Errno(EBADF);
+  std::vector<uint8_t> data;
+  for (auto& i : v) {
+    size_t at = data.size();
+    data.resize(at + i.iov_len);
+    SENTRY_TRY(t.CopyInBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + at, i.iov_len}));
+  }
+  auto r = f->Write(t, data);
+  if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
+  if (!r.ok()) return r.error();
+  return *r;
+}
+
+Result<uint64_t> SysLseek(Task& t, int fd, int64_t off, int whence) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (whence < 0 || whence > 4) return Errno(EINVAL);
+  return f->Seek(off, whence);
+}
+
+}  // namespace sentry::syscalls

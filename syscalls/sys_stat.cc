@@ -1,0 +1,83 @@
+// stat family.
+#include <linux/stat.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cstring>
+
+#include "syscalls/common.h"
+
+namespace sentry::syscalls {
+namespace {
+
+Result<void> StatAt(Task& t, int dirfd, GuestAddr path_addr, int flags, struct stat* st) {
+  std::string path = SENTRY_TRY(t.CopyInString(path_addr));
+  if (path.empty()) {
+    if (!(flags & AT_EMPTY_PATH)) return Errno(ENOENT);
+    if (dirfd == AT_FDCWD) return t.kernel().root().Stat(t.fs().cwd, true, st);
+    auto f = SENTRY_TRY(GetFile(t, dirfd));
+    return f->Stat(st);
+  }
+  std::string abs = SENTRY_TRY(AbsPath(t, dirfd, path));
+  return t.kernel().root().Stat(abs, !(flags & AT_SYMLINK_NOFOLLOW), st);
+}
+
+}  // namespace
+
+Result<uint64_t> SysFstat(Task& t, int fd, GuestAddr buf) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  struct stat st;
+  SENTRY_TRY(f->Stat(&st));
+  SENTRY_TRY(t.CopyOut(buf, st));
+  return 0;
+}
+
+Result<uint64_t> SysNewfstatat(Task& t, int dirfd, GuestAddr path, GuestAddr buf, int flags) {
+  if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT)) return Errno(EINVAL);
+  struct stat st;
+  SENTRY_TRY(StatAt(t, dirfd, path, flags, &st));
+  SENTRY_TRY(t.CopyOut(buf, st));
+  return 0;
+}
+
+Result<uint64_t> SysStat(Task& t, GuestAddr path, GuestAddr buf) {
+  return SysNewfstatat(t, AT_FDCWD, path, buf, 0);
+}
+
+Result<uint64_t> SysLstat(Task& t, GuestAddr path, GuestAddr buf) {
+  return SysNewfstatat(t, AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW);
+}
+
+Result<uint64_t> SysStatx(Task& t, int dirfd, GuestAddr path, int flags, uint32_t mask,
+                          GuestAddr buf) {
+  (void)mask;
+  constexpr int kSyncMask = AT_STATX_FORCE_SYNC | AT_STATX_DONT_SYNC;
+  if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | kSyncMask)) {
+    return Errno(EINVAL);
+  }
+  if ((flags & kSyncMask) == kSyncMask) return Errno(EINVAL);
+  struct stat st;
+  SENTRY_TRY(StatAt(t, dirfd, path, flags, &st));
+  struct statx sx;
+  memset(&sx, 0, sizeof(sx));
+  sx.stx_mask = STATX_BASIC_STATS;
+  sx.stx_blksize = st.st_blksize;
+  sx.stx_nlink = st.st_nlink;
+  sx.stx_uid = st.st_uid;
+  sx.stx_gid = st.st_gid;
+  sx.stx_mode = st.st_mode;
+  sx.stx_ino = st.st_ino;
+  sx.stx_size = st.st_size;
+  sx.stx_blocks = st.st_blocks;
+  sx.stx_atime = {st.st_atim.tv_sec, static_cast<uint32_t>(st.st_atim.tv_nsec), 0};
+  sx.stx_mtime = {st.st_mtim.tv_sec, static_cast<uint32_t>(st.st_mtim.tv_nsec), 0};
+  sx.stx_ctime = {st.st_ctim.tv_sec, static_cast<uint32_t>(st.st_ctim.tv_nsec), 0};
+  sx.stx_rdev_major = major(st.st_rdev);
+  sx.stx_rdev_minor = minor(st.st_rdev);
+  sx.stx_dev_major = major(st.st_dev);
+  sx.stx_dev_minor = minor(st.st_dev);
+  SENTRY_TRY(t.CopyOut(buf, sx));
+  return 0;
+}
+
+}  // namespace sentry::syscalls

@@ -1,0 +1,513 @@
+// The syscall table: every x86_64 syscall number, in order. The single source of truth for
+// dispatch, support levels and notes (`sentry syscalls` prints it) and --strace formats.
+#include "syscalls/table.h"
+
+#include <algorithm>
+
+namespace sentry::syscalls {
+
+using kernel::Task;
+
+Result<uint64_t> SysAccess(Task& t, GuestAddr path, int mode);
+Result<uint64_t> SysArchPrctl(Task& t, int code, uint64_t addr);
+Result<uint64_t> SysBrk(Task& t, uint64_t addr);
+Result<uint64_t> SysChdir(Task& t, GuestAddr path_addr);
+Result<uint64_t> SysClockGetres(Task& t, int clock, GuestAddr tp);
+Result<uint64_t> SysClockGettime(Task& t, int clock, GuestAddr tp);
+Result<uint64_t> SysClockNanosleep(Task& t, int clock, int flags, GuestAddr req, GuestAddr rem);
+Result<uint64_t> SysClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid, GuestAddr child_tid, uint64_t tls);
+Result<uint64_t> SysClone3(Task& t, GuestAddr args, size_t size);
+Result<uint64_t> SysClose(Task& t, int fd);
+Result<uint64_t> SysCloseRange(Task& t, uint32_t first, uint32_t last, uint32_t flags);
+Result<uint64_t> SysCreat(Task& t, GuestAddr path, uint32_t mode);
+Result<uint64_t> SysDup(Task& t, int fd);
+Result<uint64_t> SysDup2(Task& t, int oldfd, int newfd);
+Result<uint64_t> SysDup3(Task& t, int oldfd, int newfd, int flags);
+Result<uint64_t> SysExecve(Task& t, GuestAddr path_addr, GuestAddr argv_addr, GuestAddr envp_addr);
+Result<uint64_t> SysExit(Task& t, int code);
+Result<uint64_t> SysExitGroup(Task& t, int code);
+Result<uint64_t> SysFaccessat(Task& t, int dirfd, GuestAddr path, int mode);
+Result<uint64_t> SysFaccessat2(Task& t, int dirfd, GuestAddr path_addr, int mode, int flags);
+Result<uint64_t> SysFchdir(Task& t, int fd);
+Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg);
+Result<uint64_t> SysFork(Task& t);
+Result<uint64_t> SysFstat(Task& t, int fd, GuestAddr buf);
+Result<uint64_t> SysFutex(Task& t, uint64_t addr, int op, uint32_t val, uint64_t timeout_or_val2, uint64_t addr2, uint32_t val3);
+Result<uint64_t> SysGetRobustList(Task& t, int pid, GuestAddr head, GuestAddr len);
+Result<uint64_t> SysGetcwd(Task& t, GuestAddr buf, size_t size);
+Result<uint64_t> SysGetdents64(Task& t, int fd, GuestAddr buf, uint32_t count);
+Result<uint64_t> SysGetegid(Task& t);
+Result<uint64_t> SysGeteuid(Task& t);
+Result<uint64_t> SysGetgid(Task& t);
+Result<uint64_t> SysGetgroups(Task& t, int size, GuestAddr list);
+Result<uint64_t> SysGetpgid(Task& t, int pid);
+Result<uint64_t> SysGetpgrp(Task& t);
+Result<uint64_t> SysGetpid(Task& t);
+Result<uint64_t> SysGetppid(Task& t);
+Result<uint64_t> SysGetrandom(Task& t, GuestAddr buf, size_t len, unsigned flags);
+Result<uint64_t> SysGetresgid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s);
+Result<uint64_t> SysGetresuid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s);
+Result<uint64_t> SysGetrlimit(Task& t, unsigned res, GuestAddr out);
+Result<uint64_t> SysGetrusage(Task& t, int who, GuestAddr buf);
+Result<uint64_t> SysGetsid(Task& t, int pid);
+Result<uint64_t> SysGettid(Task& t);
+Result<uint64_t> SysGettimeofday(Task& t, GuestAddr tv, GuestAddr tz);
+Result<uint64_t> SysGetuid(Task& t);
+Result<uint64_t> SysIoctl(Task& t, int fd, uint64_t cmd, uint64_t arg);
+Result<uint64_t> SysKill(Task& t, int pid, int sig);
+Result<uint64_t> SysLseek(Task& t, int fd, int64_t off, int whence);
+Result<uint64_t> SysLstat(Task& t, GuestAddr path, GuestAddr buf);
+Result<uint64_t> SysMadvise(Task& t, uint64_t addr, uint64_t len, int advice);
+Result<uint64_t> SysMincore(Task& t, uint64_t addr, uint64_t len, GuestAddr vec);
+Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int flags, int fd, uint64_t off);
+Result<uint64_t> SysMprotect(Task& t, uint64_t addr, uint64_t len, int prot);
+Result<uint64_t> SysMremap(Task& t, uint64_t old_addr, uint64_t old_len, uint64_t new_len, int flags, uint64_t new_addr);
+Result<uint64_t> SysMsync(Task& t, uint64_t addr, uint64_t len, int flags);
+Result<uint64_t> SysMunmap(Task& t, uint64_t addr, uint64_t len);
+Result<uint64_t> SysNanosleep(Task& t, GuestAddr req, GuestAddr rem);
+Result<uint64_t> SysNewfstatat(Task& t, int dirfd, GuestAddr path, GuestAddr buf, int flags);
+Result<uint64_t> SysOpen(Task& t, GuestAddr path, int flags, uint32_t mode);
+Result<uint64_t> SysOpenat(Task& t, int dirfd, GuestAddr path_addr, int flags, uint32_t mode);
+Result<uint64_t> SysPause(Task& t);
+Result<uint64_t> SysPipe(Task& t, GuestAddr fds);
+Result<uint64_t> SysPipe2(Task& t, GuestAddr fds_addr, int flags);
+Result<uint64_t> SysPoll(Task& t, GuestAddr fds, uint64_t nfds, int timeout_ms);
+Result<uint64_t> SysPpoll(Task& t, GuestAddr fds, uint64_t nfds, GuestAddr ts, GuestAddr mask, size_t size);
+Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
+Result<uint64_t> SysPread64(Task& t, int fd, GuestAddr buf, size_t count, int64_t off);
+Result<uint64_t> SysPrlimit64(Task& t, int pid, unsigned res, GuestAddr new_addr, GuestAddr old_addr);
+Result<uint64_t> SysPselect6(Task& t, int nfds, GuestAddr r, GuestAddr w, GuestAddr e, GuestAddr ts, GuestAddr sig);
+Result<uint64_t> SysPwrite64(Task& t, int fd, GuestAddr buf, size_t count, int64_t off);
+Result<uint64_t> SysRead(Task& t, int fd, GuestAddr buf, size_t count);
+Result<uint64_t> SysReadlink(Task& t, GuestAddr path, GuestAddr buf, int size);
+Result<uint64_t> SysReadlinkat(Task& t, int dirfd, GuestAddr path_addr, GuestAddr buf, int size);
+Result<uint64_t> SysReadv(Task& t, int fd, GuestAddr iov, int iovcnt);
+Result<uint64_t> SysRestartSyscall(Task& t);
+Result<uint64_t> SysRtSigaction(Task& t, int sig, GuestAddr act, GuestAddr oact, size_t size);
+Result<uint64_t> SysRtSigpending(Task& t, GuestAddr set, size_t size);
+Result<uint64_t> SysRtSigprocmask(Task& t, int how, GuestAddr set, GuestAddr oset, size_t size);
+Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo);
+Result<uint64_t> SysRtSigreturn(Task& t);
+Result<uint64_t> SysRtSigsuspend(Task& t, GuestAddr set, size_t size);
+Result<uint64_t> SysRtSigtimedwait(Task& t, GuestAddr set, GuestAddr info_addr, GuestAddr timeout, size_t size);
+Result<uint64_t> SysRtTgsigqueueinfo(Task& t, int tgid, int tid, int sig, GuestAddr uinfo);
+Result<uint64_t> SysSchedGetaffinity(Task& t, int pid, size_t len, GuestAddr mask);
+Result<uint64_t> SysSchedYield(Task&);
+Result<uint64_t> SysSelect(Task& t, int nfds, GuestAddr r, GuestAddr w, GuestAddr e, GuestAddr tv_addr);
+Result<uint64_t> SysSetRobustList(Task& t, uint64_t head, size_t len);
+Result<uint64_t> SysSetTidAddress(Task& t, uint64_t addr);
+Result<uint64_t> SysSetpgid(Task& t, int pid, int pgid);
+Result<uint64_t> SysSetrlimit(Task& t, unsigned res, GuestAddr in);
+Result<uint64_t> SysSetsid(Task& t);
+Result<uint64_t> SysSigaltstack(Task& t, GuestAddr ss, GuestAddr old_ss);
+Result<uint64_t> SysStat(Task& t, GuestAddr path, GuestAddr buf);
+Result<uint64_t> SysStatx(Task& t, int dirfd, GuestAddr path, int flags, uint32_t mask, GuestAddr buf);
+Result<uint64_t> SysTgkill(Task& t, int tgid, int tid, int sig);
+Result<uint64_t> SysTime(Task& t, GuestAddr tloc);
+Result<uint64_t> SysTimes(Task& t, GuestAddr buf);
+Result<uint64_t> SysTkill(Task& t, int tid, int sig);
+Result<uint64_t> SysUmask(Task& t, uint32_t mask);
+Result<uint64_t> SysUname(Task& t, GuestAddr buf);
+Result<uint64_t> SysVfork(Task& t);
+Result<uint64_t> SysWait4(Task& t, int pid, GuestAddr status, int options, GuestAddr rusage);
+Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int options, GuestAddr rusage);
+Result<uint64_t> SysWrite(Task& t, int fd, GuestAddr buf, size_t count);
+Result<uint64_t> SysWritev(Task& t, int fd, GuestAddr iov, int iovcnt);
+
+namespace {
+
+#define FULL(nr, name, fn, ...) {nr, name, Support::kFull, &Wrap<&fn>::Call, "", {__VA_ARGS__}}
+#define PARTIAL(nr, name, fn, note, ...) \
+  {nr, name, Support::kPartial, &Wrap<&fn>::Call, note, {__VA_ARGS__}}
+#define UNIMPL(nr, name, note) {nr, name, Support::kUnimplemented, nullptr, note, {}}
+
+constexpr SyscallEntry kTable[] = {
+    FULL(0, "read", SysRead, Arg::kFd, Arg::kPtr, Arg::kUint),
+    FULL(1, "write", SysWrite, Arg::kFd, Arg::kPtr, Arg::kUint),
+    PARTIAL(2, "open", SysOpen, "read-only host tree until the gofer lands", Arg::kStr, Arg::kHex, Arg::kOct),
+    FULL(3, "close", SysClose, Arg::kFd),
+    FULL(4, "stat", SysStat, Arg::kStr, Arg::kPtr),
+    FULL(5, "fstat", SysFstat, Arg::kFd, Arg::kPtr),
+    FULL(6, "lstat", SysLstat, Arg::kStr, Arg::kPtr),
+    FULL(7, "poll", SysPoll, Arg::kPtr, Arg::kUint, Arg::kInt),
+    FULL(8, "lseek", SysLseek, Arg::kFd, Arg::kInt, Arg::kInt),
+    PARTIAL(9, "mmap", SysMmap, "file mappings are private copies; shared writable file mappings need the gofer", Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kHex, Arg::kFd, Arg::kHex),
+    FULL(10, "mprotect", SysMprotect, Arg::kPtr, Arg::kUint, Arg::kHex),
+    FULL(11, "munmap", SysMunmap, Arg::kPtr, Arg::kUint),
+    FULL(12, "brk", SysBrk, Arg::kPtr),
+    FULL(13, "rt_sigaction", SysRtSigaction, Arg::kSig, Arg::kPtr, Arg::kPtr, Arg::kUint),
+    FULL(14, "rt_sigprocmask", SysRtSigprocmask, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kUint),
+    FULL(15, "rt_sigreturn", SysRtSigreturn),
+    PARTIAL(16, "ioctl", SysIoctl, "FIONREAD, FIONBIO, FIOCLEX/FIONCLEX; terminals: ENOTTY", Arg::kFd, Arg::kHex, Arg::kHex),
+    FULL(17, "pread64", SysPread64, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kInt),
+    FULL(18, "pwrite64", SysPwrite64, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kInt),
+    FULL(19, "readv", SysReadv, Arg::kFd, Arg::kPtr, Arg::kInt),
+    FULL(20, "writev", SysWritev, Arg::kFd, Arg::kPtr, Arg::kInt),
+    FULL(21, "access", SysAccess, Arg::kStr, Arg::kOct),
+    FULL(22, "pipe", SysPipe, Arg::kPtr),
+    FULL(23, "select", SysSelect, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kPtr),
+    FULL(24, "sched_yield", SysSchedYield),
+    PARTIAL(25, "mremap", SysMremap, "MREMAP_DONTUNMAP: EINVAL", Arg::kPtr, Arg::kUint, Arg::kUint, Arg::kHex, Arg::kPtr),
+    FULL(26, "msync", SysMsync, Arg::kPtr, Arg::kUint, Arg::kHex),
+    PARTIAL(27, "mincore", SysMincore, "every mapped page reports resident", Arg::kPtr, Arg::kUint, Arg::kPtr),
+    PARTIAL(28, "madvise", SysMadvise, "DONTNEED/FREE/REMOVE act; other advice is accepted as a hint", Arg::kPtr, Arg::kUint, Arg::kInt),
+    UNIMPL(29, "shmget", ""),
+    UNIMPL(30, "shmat", ""),
+    UNIMPL(31, "shmctl", ""),
+    FULL(32, "dup", SysDup, Arg::kFd),
+    FULL(33, "dup2", SysDup2, Arg::kFd, Arg::kFd),
+    FULL(34, "pause", SysPause),
+    FULL(35, "nanosleep", SysNanosleep, Arg::kPtr, Arg::kPtr),
+    UNIMPL(36, "getitimer", ""),
+    UNIMPL(37, "alarm", ""),
+    UNIMPL(38, "setitimer", ""),
+    FULL(39, "getpid", SysGetpid),
+    UNIMPL(40, "sendfile", ""),
+    UNIMPL(41, "socket", "netstack: later stage"),
+    UNIMPL(42, "connect", "netstack: later stage"),
+    UNIMPL(43, "accept", "netstack: later stage"),
+    UNIMPL(44, "sendto", ""),
+    UNIMPL(45, "recvfrom", ""),
+    UNIMPL(46, "sendmsg", ""),
+    UNIMPL(47, "recvmsg", ""),
+    UNIMPL(48, "shutdown", ""),
+    UNIMPL(49, "bind", ""),
+    UNIMPL(50, "listen", ""),
+    UNIMPL(51, "getsockname", ""),
+    UNIMPL(52, "getpeername", ""),
+    UNIMPL(53, "socketpair", ""),
+    UNIMPL(54, "setsockopt", ""),
+    UNIMPL(55, "getsockopt", ""),
+    PARTIAL(56, "clone", SysClone, "no namespaces; CLONE_VM without CLONE_THREAD only with CLONE_VFORK", Arg::kHex, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kHex),
+    FULL(57, "fork", SysFork),
+    FULL(58, "vfork", SysVfork),
+    PARTIAL(59, "execve", SysExecve, "execve from a non-leader thread keeps its own tid", Arg::kStr, Arg::kPtr, Arg::kPtr),
+    FULL(60, "exit", SysExit, Arg::kInt),
+    PARTIAL(61, "wait4", SysWait4, "rusage is zeroed", Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
+    FULL(62, "kill", SysKill, Arg::kInt, Arg::kSig),
+    FULL(63, "uname", SysUname, Arg::kPtr),
+    UNIMPL(64, "semget", ""),
+    UNIMPL(65, "semop", ""),
+    UNIMPL(66, "semctl", ""),
+    UNIMPL(67, "shmdt", ""),
+    UNIMPL(68, "msgget", ""),
+    UNIMPL(69, "msgsnd", ""),
+    UNIMPL(70, "msgrcv", ""),
+    UNIMPL(71, "msgctl", ""),
+    PARTIAL(72, "fcntl", SysFcntl, "no record locks yet", Arg::kFd, Arg::kInt, Arg::kHex),
+    UNIMPL(73, "flock", ""),
+    UNIMPL(74, "fsync", ""),
+    UNIMPL(75, "fdatasync", ""),
+    UNIMPL(76, "truncate", ""),
+    UNIMPL(77, "ftruncate", ""),
+    UNIMPL(78, "getdents", ""),
+    FULL(79, "getcwd", SysGetcwd, Arg::kPtr, Arg::kUint),
+    FULL(80, "chdir", SysChdir, Arg::kStr),
+    FULL(81, "fchdir", SysFchdir, Arg::kFd),
+    UNIMPL(82, "rename", ""),
+    UNIMPL(83, "mkdir", ""),
+    UNIMPL(84, "rmdir", ""),
+    PARTIAL(85, "creat", SysCreat, "read-only tree: EROFS", Arg::kStr, Arg::kOct),
+    UNIMPL(86, "link", ""),
+    UNIMPL(87, "unlink", ""),
+    UNIMPL(88, "symlink", ""),
+    FULL(89, "readlink", SysReadlink, Arg::kStr, Arg::kPtr, Arg::kInt),
+    UNIMPL(90, "chmod", ""),
+    UNIMPL(91, "fchmod", ""),
+    UNIMPL(92, "chown", ""),
+    UNIMPL(93, "fchown", ""),
+    UNIMPL(94, "lchown", ""),
+    FULL(95, "umask", SysUmask, Arg::kOct),
+    FULL(96, "gettimeofday", SysGettimeofday, Arg::kPtr, Arg::kPtr),
+    FULL(97, "getrlimit", SysGetrlimit, Arg::kInt, Arg::kPtr),
+    PARTIAL(98, "getrusage", SysGetrusage, "CPU time of the serving Sentry thread only", Arg::kInt, Arg::kPtr),
+    UNIMPL(99, "sysinfo", ""),
+    PARTIAL(100, "times", SysTimes, "CPU time of the serving Sentry thread only", Arg::kPtr),
+    UNIMPL(101, "ptrace", "not planned inside the sandbox yet"),
+    FULL(102, "getuid", SysGetuid),
+    UNIMPL(103, "syslog", ""),
+    FULL(104, "getgid", SysGetgid),
+    UNIMPL(105, "setuid", ""),
+    UNIMPL(106, "setgid", ""),
+    FULL(107, "geteuid", SysGeteuid),
+    FULL(108, "getegid", SysGetegid),
+    FULL(109, "setpgid", SysSetpgid, Arg::kInt, Arg::kInt),
+    FULL(110, "getppid", SysGetppid),
+    FULL(111, "getpgrp", SysGetpgrp),
+    FULL(112, "setsid", SysSetsid),
+    UNIMPL(113, "setreuid", ""),
+    UNIMPL(114, "setregid", ""),
+    FULL(115, "getgroups", SysGetgroups, Arg::kInt, Arg::kPtr),
+    UNIMPL(116, "setgroups", ""),
+    UNIMPL(117, "setresuid", ""),
+    FULL(118, "getresuid", SysGetresuid, Arg::kPtr, Arg::kPtr, Arg::kPtr),
+    UNIMPL(119, "setresgid", ""),
+    FULL(120, "getresgid", SysGetresgid, Arg::kPtr, Arg::kPtr, Arg::kPtr),
+    FULL(121, "getpgid", SysGetpgid, Arg::kInt),
+    UNIMPL(122, "setfsuid", ""),
+    UNIMPL(123, "setfsgid", ""),
+    FULL(124, "getsid", SysGetsid, Arg::kInt),
+    UNIMPL(125, "capget", ""),
+    UNIMPL(126, "capset", ""),
+    FULL(127, "rt_sigpending", SysRtSigpending, Arg::kPtr, Arg::kUint),
+    FULL(128, "rt_sigtimedwait", SysRtSigtimedwait, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kUint),
+    FULL(129, "rt_sigqueueinfo", SysRtSigqueueinfo, Arg::kInt, Arg::kSig, Arg::kPtr),
+    FULL(130, "rt_sigsuspend", SysRtSigsuspend, Arg::kPtr, Arg::kUint),
+    PARTIAL(131, "sigaltstack", SysSigaltstack, "SS_AUTODISARM is ignored", Arg::kPtr, Arg::kPtr),
+    UNIMPL(132, "utime", ""),
+    UNIMPL(133, "mknod", ""),
+    UNIMPL(134, "uselib", ""),
+    UNIMPL(135, "personality", ""),
+    UNIMPL(136, "ustat", ""),
+    UNIMPL(137, "statfs", ""),
+    UNIMPL(138, "fstatfs", ""),
+    UNIMPL(139, "sysfs", ""),
+    UNIMPL(140, "getpriority", ""),
+    UNIMPL(141, "setpriority", ""),
+    UNIMPL(142, "sched_setparam", ""),
+    UNIMPL(143, "sched_getparam", ""),
+    UNIMPL(144, "sched_setscheduler", ""),
+    UNIMPL(145, "sched_getscheduler", ""),
+    UNIMPL(146, "sched_get_priority_max", ""),
+    UNIMPL(147, "sched_get_priority_min", ""),
+    UNIMPL(148, "sched_rr_get_interval", ""),
+    UNIMPL(149, "mlock", ""),
+    UNIMPL(150, "munlock", ""),
+    UNIMPL(151, "mlockall", ""),
+    UNIMPL(152, "munlockall", ""),
+    UNIMPL(153, "vhangup", ""),
+    UNIMPL(154, "modify_ldt", ""),
+    UNIMPL(155, "pivot_root", ""),
+    UNIMPL(156, "_sysctl", ""),
+    PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE, NO_NEW_PRIVS", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
+    PARTIAL(158, "arch_prctl", SysArchPrctl, "ARCH_SET/GET_FS and _GS only", Arg::kHex, Arg::kPtr),
+    UNIMPL(159, "adjtimex", ""),
+    PARTIAL(160, "setrlimit", SysSetrlimit, "limits are recorded; RLIMIT_NOFILE and RLIMIT_NPROC are enforced", Arg::kInt, Arg::kPtr),
+    UNIMPL(161, "chroot", ""),
+    UNIMPL(162, "sync", ""),
+    UNIMPL(163, "acct", ""),
+    UNIMPL(164, "settimeofday", ""),
+    UNIMPL(165, "mount", "mount namespace: gofer stage"),
+    UNIMPL(166, "umount2", ""),
+    UNIMPL(167, "swapon", ""),
+    UNIMPL(168, "swapoff", ""),
+    UNIMPL(169, "reboot", ""),
+    UNIMPL(170, "sethostname", ""),
+    UNIMPL(171, "setdomainname", ""),
+    UNIMPL(172, "iopl", ""),
+    UNIMPL(173, "ioperm", ""),
+    UNIMPL(174, "create_module", ""),
+    UNIMPL(175, "init_module", ""),
+    UNIMPL(176, "delete_module", ""),
+    UNIMPL(177, "get_kernel_syms", ""),
+    UNIMPL(178, "query_module", ""),
+    UNIMPL(179, "quotactl", ""),
+    UNIMPL(180, "nfsservctl", ""),
+    UNIMPL(181, "getpmsg", ""),
+    UNIMPL(182, "putpmsg", ""),
+    UNIMPL(183, "afs_syscall", ""),
+    UNIMPL(184, "tuxcall", ""),
+    UNIMPL(185, "security", ""),
+    FULL(186, "gettid", SysGettid),
+    UNIMPL(187, "readahead", ""),
+    UNIMPL(188, "setxattr", ""),
+    UNIMPL(189, "lsetxattr", ""),
+    UNIMPL(190, "fsetxattr", ""),
+    UNIMPL(191, "getxattr", ""),
+    UNIMPL(192, "lgetxattr", ""),
+    UNIMPL(193, "fgetxattr", ""),
+    UNIMPL(194, "listxattr", ""),
+    UNIMPL(195, "llistxattr", ""),
+    UNIMPL(196, "flistxattr", ""),
+    UNIMPL(197, "removexattr", ""),
+    UNIMPL(198, "lremovexattr", ""),
+    UNIMPL(199, "fremovexattr", ""),
+    FULL(200, "tkill", SysTkill, Arg::kInt, Arg::kSig),
+    FULL(201, "time", SysTime, Arg::kPtr),
+    PARTIAL(202, "futex", SysFutex, "no PI futexes; WAKE_OP is not atomic against plain guest stores", Arg::kPtr, Arg::kHex, Arg::kUint, Arg::kPtr, Arg::kPtr, Arg::kHex),
+    UNIMPL(203, "sched_setaffinity", ""),
+    PARTIAL(204, "sched_getaffinity", SysSchedGetaffinity, "reports the host CPUs", Arg::kInt, Arg::kUint, Arg::kPtr),
+    UNIMPL(205, "set_thread_area", ""),
+    UNIMPL(206, "io_setup", ""),
+    UNIMPL(207, "io_destroy", ""),
+    UNIMPL(208, "io_getevents", ""),
+    UNIMPL(209, "io_submit", ""),
+    UNIMPL(210, "io_cancel", ""),
+    UNIMPL(211, "get_thread_area", ""),
+    UNIMPL(212, "lookup_dcookie", ""),
+    UNIMPL(213, "epoll_create", ""),
+    UNIMPL(214, "epoll_ctl_old", ""),
+    UNIMPL(215, "epoll_wait_old", ""),
+    UNIMPL(216, "remap_file_pages", ""),
+    FULL(217, "getdents64", SysGetdents64, Arg::kFd, Arg::kPtr, Arg::kUint),
+    FULL(218, "set_tid_address", SysSetTidAddress, Arg::kPtr),
+    FULL(219, "restart_syscall", SysRestartSyscall),
+    UNIMPL(220, "semtimedop", ""),
+    UNIMPL(221, "fadvise64", ""),
+    UNIMPL(222, "timer_create", ""),
+    UNIMPL(223, "timer_settime", ""),
+    UNIMPL(224, "timer_gettime", ""),
+    UNIMPL(225, "timer_getoverrun", ""),
+    UNIMPL(226, "timer_delete", ""),
+    UNIMPL(227, "clock_settime", ""),
+    PARTIAL(228, "clock_gettime", SysClockGettime, "CPU-time clocks measure the serving Sentry thread", Arg::kInt, Arg::kPtr),
+    FULL(229, "clock_getres", SysClockGetres, Arg::kInt, Arg::kPtr),
+    FULL(230, "clock_nanosleep", SysClockNanosleep, Arg::kInt, Arg::kHex, Arg::kPtr, Arg::kPtr),
+    FULL(231, "exit_group", SysExitGroup, Arg::kInt),
+    UNIMPL(232, "epoll_wait", ""),
+    UNIMPL(233, "epoll_ctl", ""),
+    FULL(234, "tgkill", SysTgkill, Arg::kInt, Arg::kInt, Arg::kSig),
+    UNIMPL(235, "utimes", ""),
+    UNIMPL(236, "vserver", ""),
+    UNIMPL(237, "mbind", ""),
+    UNIMPL(238, "set_mempolicy", ""),
+    UNIMPL(239, "get_mempolicy", ""),
+    UNIMPL(240, "mq_open", ""),
+    UNIMPL(241, "mq_unlink", ""),
+    UNIMPL(242, "mq_timedsend", ""),
+    UNIMPL(243, "mq_timedreceive", ""),
+    UNIMPL(244, "mq_notify", ""),
+    UNIMPL(245, "mq_getsetattr", ""),
+    UNIMPL(246, "kexec_load", ""),
+    PARTIAL(247, "waitid", SysWaitid, "rusage is zeroed", Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
+    UNIMPL(248, "add_key", ""),
+    UNIMPL(249, "request_key", ""),
+    UNIMPL(250, "keyctl", ""),
+    UNIMPL(251, "ioprio_set", ""),
+    UNIMPL(252, "ioprio_get", ""),
+    UNIMPL(253, "inotify_init", ""),
+    UNIMPL(254, "inotify_add_watch", ""),
+    UNIMPL(255, "inotify_rm_watch", ""),
+    UNIMPL(256, "migrate_pages", ""),
+    PARTIAL(257, "openat", SysOpenat, "read-only host tree until the gofer lands", Arg::kFd, Arg::kStr, Arg::kHex, Arg::kOct),
+    UNIMPL(258, "mkdirat", ""),
+    UNIMPL(259, "mknodat", ""),
+    UNIMPL(260, "fchownat", ""),
+    UNIMPL(261, "futimesat", ""),
+    FULL(262, "newfstatat", SysNewfstatat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kHex),
+    UNIMPL(263, "unlinkat", ""),
+    UNIMPL(264, "renameat", ""),
+    UNIMPL(265, "linkat", ""),
+    UNIMPL(266, "symlinkat", ""),
+    FULL(267, "readlinkat", SysReadlinkat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kInt),
+    UNIMPL(268, "fchmodat", ""),
+    FULL(269, "faccessat", SysFaccessat, Arg::kFd, Arg::kStr, Arg::kOct),
+    FULL(270, "pselect6", SysPselect6, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kPtr),
+    FULL(271, "ppoll", SysPpoll, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kPtr, Arg::kUint),
+    UNIMPL(272, "unshare", ""),
+    PARTIAL(273, "set_robust_list", SysSetRobustList, "the list is recorded; owner-death walking is not done yet", Arg::kPtr, Arg::kUint),
+    FULL(274, "get_robust_list", SysGetRobustList, Arg::kInt, Arg::kPtr, Arg::kPtr),
+    UNIMPL(275, "splice", ""),
+    UNIMPL(276, "tee", ""),
+    UNIMPL(277, "sync_file_range", ""),
+    UNIMPL(278, "vmsplice", ""),
+    UNIMPL(279, "move_pages", ""),
+    UNIMPL(280, "utimensat", ""),
+    UNIMPL(281, "epoll_pwait", ""),
+    UNIMPL(282, "signalfd", ""),
+    UNIMPL(283, "timerfd_create", ""),
+    UNIMPL(284, "eventfd", ""),
+    UNIMPL(285, "fallocate", ""),
+    UNIMPL(286, "timerfd_settime", ""),
+    UNIMPL(287, "timerfd_gettime", ""),
+    UNIMPL(288, "accept4", ""),
+    UNIMPL(289, "signalfd4", ""),
+    UNIMPL(290, "eventfd2", ""),
+    UNIMPL(291, "epoll_create1", ""),
+    FULL(292, "dup3", SysDup3, Arg::kFd, Arg::kFd, Arg::kHex),
+    FULL(293, "pipe2", SysPipe2, Arg::kPtr, Arg::kHex),
+    UNIMPL(294, "inotify_init1", ""),
+    UNIMPL(295, "preadv", ""),
+    UNIMPL(296, "pwritev", ""),
+    FULL(297, "rt_tgsigqueueinfo", SysRtTgsigqueueinfo, Arg::kInt, Arg::kInt, Arg::kSig, Arg::kPtr),
+    UNIMPL(298, "perf_event_open", ""),
+    UNIMPL(299, "recvmmsg", ""),
+    UNIMPL(300, "fanotify_init", ""),
+    UNIMPL(301, "fanotify_mark", ""),
+    FULL(302, "prlimit64", SysPrlimit64, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr),
+    UNIMPL(303, "name_to_handle_at", ""),
+    UNIMPL(304, "open_by_handle_at", ""),
+    UNIMPL(305, "clock_adjtime", ""),
+    UNIMPL(306, "syncfs", ""),
+    UNIMPL(307, "sendmmsg", ""),
+    UNIMPL(308, "setns", ""),
+    UNIMPL(309, "getcpu", ""),
+    UNIMPL(310, "process_vm_readv", ""),
+    UNIMPL(311, "process_vm_writev", ""),
+    UNIMPL(312, "kcmp", ""),
+    UNIMPL(313, "finit_module", ""),
+    UNIMPL(314, "sched_setattr", ""),
+    UNIMPL(315, "sched_getattr", ""),
+    UNIMPL(316, "renameat2", ""),
+    UNIMPL(317, "seccomp", ""),
+    FULL(318, "getrandom", SysGetrandom, Arg::kPtr, Arg::kUint, Arg::kHex),
+    UNIMPL(319, "memfd_create", ""),
+    UNIMPL(320, "kexec_file_load", ""),
+    UNIMPL(321, "bpf", ""),
+    UNIMPL(322, "execveat", ""),
+    UNIMPL(323, "userfaultfd", ""),
+    UNIMPL(324, "membarrier", ""),
+    UNIMPL(325, "mlock2", ""),
+    UNIMPL(326, "copy_file_range", ""),
+    UNIMPL(327, "preadv2", ""),
+    UNIMPL(328, "pwritev2", ""),
+    UNIMPL(329, "pkey_mprotect", ""),
+    UNIMPL(330, "pkey_alloc", ""),
+    UNIMPL(331, "pkey_free", ""),
+    FULL(332, "statx", SysStatx, Arg::kFd, Arg::kStr, Arg::kHex, Arg::kHex, Arg::kPtr),
+    UNIMPL(333, "io_pgetevents", ""),
+    UNIMPL(334, "rseq", ""),
+    UNIMPL(424, "pidfd_send_signal", ""),
+    UNIMPL(425, "io_uring_setup", ""),
+    UNIMPL(426, "io_uring_enter", ""),
+    UNIMPL(427, "io_uring_register", ""),
+    UNIMPL(428, "open_tree", ""),
+    UNIMPL(429, "move_mount", ""),
+    UNIMPL(430, "fsopen", ""),
+    UNIMPL(431, "fsconfig", ""),
+    UNIMPL(432, "fsmount", ""),
+    UNIMPL(433, "fspick", ""),
+    UNIMPL(434, "pidfd_open", ""),
+    PARTIAL(435, "clone3", SysClone3, "as clone; no set_tid or cgroup", Arg::kPtr, Arg::kUint),
+    FULL(436, "close_range", SysCloseRange, Arg::kUint, Arg::kUint, Arg::kHex),
+    UNIMPL(437, "openat2", ""),
+    UNIMPL(438, "pidfd_getfd", ""),
+    FULL(439, "faccessat2", SysFaccessat2, Arg::kFd, Arg::kStr, Arg::kOct, Arg::kHex),
+    UNIMPL(440, "process_madvise", ""),
+    UNIMPL(441, "epoll_pwait2", ""),
+    UNIMPL(442, "mount_setattr", ""),
+    UNIMPL(443, "quotactl_fd", ""),
+    UNIMPL(444, "landlock_create_ruleset", ""),
+    UNIMPL(445, "landlock_add_rule", ""),
+    UNIMPL(446, "landlock_restrict_self", ""),
+    UNIMPL(447, "memfd_secret", ""),
+    UNIMPL(448, "process_mrelease", ""),
+    UNIMPL(449, "futex_waitv", ""),
+    UNIMPL(450, "set_mempolicy_home_node", ""),
+};
+
+#undef FULL
+#undef PARTIAL
+#undef UNIMPL
+
+constexpr bool Sorted() {
+  for (size_t i = 1; i < std::size(kTable); i++) {
+    if (kTable[i - 1].nr >= kTable[i].nr) return false;
+  }
+  return true;
+}
+static_assert(Sorted(), "the syscall table must be sorted by number");
+
+}  // namespace
+
+const SyscallEntry* Lookup(uint64_t nr) {
+  // Numbers 0..334 are dense; the rest (424..) follow with a gap.
+  auto it = std::lower_bound(std::begin(kTable), std::end(kTable), nr,
+                             [](const SyscallEntry& e, uint64_t n) { return static_cast<uint64_t>(e.nr) < n; });
+  if (it == std::end(kTable) || static_cast<uint64_t>(it->nr) != nr) return nullptr;
+  return it;
+}
+
+std::span<const SyscallEntry> AllSyscalls() { return kTable; }
+
+}  // namespace sentry::syscalls

@@ -1,0 +1,185 @@
+#include "vfs/file.h"
+
+#include <sys/ioctl.h>
+#include <sys/sysmacros.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <poll.h>
+
+#include <cstring>
+
+namespace sentry::vfs {
+
+Result<size_t> FileDescription::Read(Blocker&, std::span<uint8_t>) { return Errno(EINVAL); }
+Result<size_t> FileDescription::Write(Blocker&, std::span<const uint8_t>) {
+  return Errno(EINVAL);
+}
+Result<size_t> FileDescription::PRead(Blocker&, std::span<uint8_t>, uint64_t) {
+  return Errno(ESPIPE);
+}
+Result<size_t> FileDescription::PWrite(Blocker&, std::span<const uint8_t>, uint64_t) {
+  return Errno(ESPIPE);
+}
+Result<uint64_t> FileDescription::Seek(int64_t, int) { return Errno(ESPIPE); }
+Result<void> FileDescription::Stat(struct stat* st) {
+  memset(st, 0, sizeof(*st));
+  return Ok();
+}
+Result<uint64_t> FileDescription::Ioctl(Blocker&, uint64_t, uint64_t) { return Errno(ENOTTY); }
+
+void FileDescription::SetStatusFlags(int flags) {
+  constexpr int kSettable = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME;
+  absl::MutexLock l(&mu_);
+  flags_ = (flags_ & ~kSettable) | (flags & kSettable);
+}
+
+namespace {
+
+// Character devices of /dev that need no host resource (getrandom serves urandom).
+class DeviceFile final : public FileDescription {
+ public:
+  enum class Kind { kNull, kZero, kFull, kRandom };
+  DeviceFile(Kind kind, int flags, std::string name, dev_t rdev)
+      : FileDescription(flags), kind_(kind), name_(std::move(name)), rdev_(rdev) {}
+
+  Result<size_t> Read(Blocker&, std::span<uint8_t> dst) override {
+    switch (kind_) {
+      case Kind::kNull:
+        return size_t{0};
+      case Kind::kZero:
+      case Kind::kFull:
+        memset(dst.data(), 0, dst.size());
+        return dst.size();
+      case Kind::kRandom: {
+        size_t done = 0;
+        while (done < dst.size()) {
+          ssize_t n = getrandom(dst.data() + done, dst.size() - done, 0);
+          if (n <= 0) break;
+          done += n;
+        }
+        return done;
+      }
+    }
+    return size_t{0};
+  }
+  Result<size_t> Write(Blocker&, std::span<const uint8_t> src) override {
+    if (kind_ == Kind::kFull) return Errno(ENOSPC);
+    return src.size();
+  }
+  Result<size_t> PRead(Blocker& b, std::span<uint8_t> dst, uint64_t) override {
+    return Read(b, dst);
+  }
+  Result<size_t> PWrite(Blocker& b, std::span<const uint8_t> src, uint64_t) override {
+    return Write(b, src);
+  }
+  Result<uint64_t> Seek(int64_t, int) override { return uint64_t{0}; }
+  Result<void> Stat(struct stat* st) override {
+    memset(st, 0, sizeof(*st));
+    st->st_mode = S_IFCHR | 0666;
+    st->st_rdev = rdev_;
+    st->st_dev = 5;
+    st->st_ino = rdev_;
+    st->st_nlink = 1;
+    st->st_blksize = 4096;
+    return Ok();
+  }
+  std::string Name() const override { return name_; }
+
+ private:
+  Kind kind_;
+  std::string name_;
+  dev_t rdev_;
+};
+
+// A host fd the sandbox was handed (sentry-run's stdio). Reads wait for readiness with the
+// blocker so a signal can interrupt them.
+class HostStreamFile final : public FileDescription {
+ public:
+  HostStreamFile(int fd, int flags, std::string name)
+      : FileDescription(flags), fd_(fd), name_(std::move(name)) {}
+  ~HostStreamFile() override { close(fd_); }
+
+  Result<size_t> Read(Blocker& b, std::span<uint8_t> dst) override {
+    if (dst.empty()) return size_t{0};
+    for (;;) {
+      if (!NonBlocking()) SENTRY_TRY(b.WaitHostFd(fd_, POLLIN));
+      struct pollfd p = {fd_, POLLIN, 0};
+      if (poll(&p, 1, 0) == 0) {
+        if (NonBlocking()) return Errno(EAGAIN);
+        continue;
+      }
+      ssize_t n = read(fd_, dst.data(), dst.size());
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno != EAGAIN && errno != EINTR) return Errno(errno);
+      if (NonBlocking()) return Errno(EAGAIN);
+    }
+  }
+  Result<size_t> Write(Blocker& b, std::span<const uint8_t> src) override {
+    size_t done = 0;
+    while (done < src.size()) {
+      ssize_t n = write(fd_, src.data() + done, src.size() - done);
+      if (n > 0) {
+        done += n;
+        continue;
+      }
+      if (n < 0 && errno == EAGAIN) {
+        if (NonBlocking()) return done ? Result<size_t>(done) : Errno(EAGAIN);
+        auto w = b.WaitHostFd(fd_, POLLOUT);
+        if (!w.ok()) return done ? Result<size_t>(done) : w.error();
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (done) return done;
+      return Errno(n < 0 ? errno : EIO);
+    }
+    return done;
+  }
+  Result<uint64_t> Seek(int64_t off, int whence) override {
+    off_t r = lseek(fd_, off, whence);
+    if (r < 0) return Errno(errno);
+    return static_cast<uint64_t>(r);
+  }
+  EventMask Readiness(EventMask mask) override {
+    struct pollfd p = {fd_, static_cast<short>(mask & 0xffff), 0};
+    if (poll(&p, 1, 0) <= 0) return 0;
+    return p.revents;
+  }
+  Result<void> Stat(struct stat* st) override {
+    if (fstat(fd_, st) != 0) return Errno(errno);
+    return Ok();
+  }
+  Result<uint64_t> Ioctl(Blocker&, uint64_t cmd, uint64_t) override {
+    // Terminal ioctls would change the caller's terminal; only answer "is it a tty?" later.
+    (void)cmd;
+    return Errno(ENOTTY);
+  }
+  int HostFd() const override { return fd_; }
+  std::string Name() const override { return name_; }
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
+}  // namespace
+
+bool IsDevice(const std::string& name) {
+  return name == "null" || name == "zero" || name == "full" || name == "urandom" ||
+         name == "random";
+}
+
+Result<FileRef> OpenDevice(const std::string& name, int flags) {
+  using K = DeviceFile::Kind;
+  if (name == "null") return FileRef(std::make_shared<DeviceFile>(K::kNull, flags, "/dev/null", makedev(1, 3)));
+  if (name == "zero") return FileRef(std::make_shared<DeviceFile>(K::kZero, flags, "/dev/zero", makedev(1, 5)));
+  if (name == "full") return FileRef(std::make_shared<DeviceFile>(K::kFull, flags, "/dev/full", makedev(1, 7)));
+  if (name == "random") return FileRef(std::make_shared<DeviceFile>(K::kRandom, flags, "/dev/random", makedev(1, 8)));
+  if (name == "urandom") return FileRef(std::make_shared<DeviceFile>(K::kRandom, flags, "/dev/urandom", makedev(1, 9)));
+  return Errno(ENOENT);
+}
+
+FileRef NewHostStreamFile(int host_fd, int flags, std::string name) {
+  return std::make_shared<HostStreamFile>(host_fd, flags, std::move(name));
+}
+
+}  // namespace sentry::vfs

@@ -1,0 +1,146 @@
+#include "vfs/pipe.h"
+
+#include <sys/ioctl.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace sentry::vfs {
+
+Result<size_t> Pipe::Read(Blocker& b, std::span<uint8_t> dst, bool nonblock) {
+  if (dst.empty()) return size_t{0};
+  ScopedWait wait(queue_, b.waiter(), kEventIn | kEventHup);
+  for (;;) {
+    {
+      absl::MutexLock l(&mu_);
+      if (!buf_.empty()) {
+        size_t n = std::min(dst.size(), buf_.size());
+        std::copy_n(buf_.begin(), n, dst.begin());
+        buf_.erase(buf_.begin(), buf_.begin() + n);
+        queue_.Notify(kEventOut);
+        return n;
+      }
+      if (writers_ == 0) return size_t{0};
+      if (nonblock) return Errno(EAGAIN);
+    }
+    SENTRY_TRY(b.Wait());
+  }
+}
+
+Result<size_t> Pipe::Write(Blocker& b, std::span<const uint8_t> src, bool nonblock) {
+  if (src.empty()) return size_t{0};
+  ScopedWait wait(queue_, b.waiter(), kEventOut | kEventErr);
+  size_t done = 0;
+  for (;;) {
+    {
+      absl::MutexLock l(&mu_);
+      if (readers_ == 0) return done ? Result<size_t>(done) : Errno(EPIPE);
+      size_t room = kPipeCapacity - buf_.size();
+      size_t left = src.size() - done;
+      // Small writes go in whole or not at all.
+      if (room > 0 && (left > kPipeBuf || room >= left)) {
+        size_t n = std::min(room, left);
+        buf_.insert(buf_.end(), src.begin() + done, src.begin() + done + n);
+        done += n;
+        queue_.Notify(kEventIn);
+        if (done == src.size()) return done;
+      }
+      if (nonblock) return done ? Result<size_t>(done) : Errno(EAGAIN);
+    }
+    auto r = b.Wait();
+    if (!r.ok()) return done ? Result<size_t>(done) : r.error();
+  }
+}
+
+EventMask Pipe::Readiness(bool read_end) {
+  absl::MutexLock l(&mu_);
+  EventMask m = 0;
+  if (read_end) {
+    if (!buf_.empty()) m |= kEventIn;
+    if (writers_ == 0 && had_writer_) m |= kEventHup;
+  } else {
+    if (kPipeCapacity - buf_.size() >= kPipeBuf) m |= kEventOut;
+    if (readers_ == 0) m |= kEventErr;
+  }
+  return m;
+}
+
+size_t Pipe::Available() {
+  absl::MutexLock l(&mu_);
+  return buf_.size();
+}
+
+void Pipe::AddEnd(bool read_end) {
+  absl::MutexLock l(&mu_);
+  if (read_end) {
+    readers_++;
+  } else {
+    writers_++;
+    had_writer_ = true;
+  }
+}
+
+void Pipe::RemoveEnd(bool read_end) {
+  absl::MutexLock l(&mu_);
+  if (read_end) {
+    readers_--;
+  } else {
+    writers_--;
+  }
+  queue_.Notify(kAllEvents);
+}
+
+namespace {
+
+class PipeEnd final : public FileDescription {
+ public:
+  PipeEnd(std::shared_ptr<Pipe> pipe, bool read_end, int flags)
+      : FileDescription(flags), pipe_(std::move(pipe)), read_end_(read_end) {
+    pipe_->AddEnd(read_end_);
+  }
+  ~PipeEnd() override { pipe_->RemoveEnd(read_end_); }
+
+  Result<size_t> Read(Blocker& b, std::span<uint8_t> dst) override {
+    if (!read_end_) return Errno(EBADF);
+    return pipe_->Read(b, dst, NonBlocking());
+  }
+  Result<size_t> Write(Blocker& b, std::span<const uint8_t> src) override {
+    if (read_end_) return Errno(EBADF);
+    return pipe_->Write(b, src, NonBlocking());
+  }
+  EventMask Readiness(EventMask mask) override {
+    return pipe_->Readiness(read_end_) & (mask | kEventHup | kEventErr);
+  }
+  WaitQueue* Queue() override { return &pipe_->queue(); }
+  Result<void> Stat(struct stat* st) override {
+    memset(st, 0, sizeof(*st));
+    st->st_mode = S_IFIFO | 0600;
+    st->st_ino = pipe_->id();
+    st->st_dev = 12;
+    st->st_nlink = 1;
+    st->st_blksize = 4096;
+    return Ok();
+  }
+  Result<uint64_t> Ioctl(Blocker&, uint64_t cmd, uint64_t) override {
+    if (cmd == FIONREAD) return static_cast<uint64_t>(pipe_->Available());
+    return Errno(ENOTTY);
+  }
+  std::string Name() const override { return "pipe:[" + std::to_string(pipe_->id()) + "]"; }
+
+ private:
+  std::shared_ptr<Pipe> pipe_;
+  bool read_end_;
+};
+
+std::atomic<uint64_t> g_next_pipe_id{1000};
+
+}  // namespace
+
+std::pair<FileRef, FileRef> NewPipe(int flags) {
+  auto pipe = std::make_shared<Pipe>(g_next_pipe_id.fetch_add(1));
+  int status = flags & O_NONBLOCK;
+  return {std::make_shared<PipeEnd>(pipe, true, O_RDONLY | status),
+          std::make_shared<PipeEnd>(pipe, false, O_WRONLY | status)};
+}
+
+}  // namespace sentry::vfs

@@ -1,0 +1,43 @@
+// Pipes: a bounded byte buffer with reader and writer ends. POSIX atomicity: writes of up to
+// PIPE_BUF bytes are never interleaved with other writes.
+#pragma once
+
+#include <deque>
+#include <memory>
+
+#include "vfs/file.h"
+
+namespace sentry::vfs {
+
+inline constexpr size_t kPipeCapacity = 65536;
+inline constexpr size_t kPipeBuf = 4096;
+
+class Pipe {
+ public:
+  explicit Pipe(uint64_t id) : id_(id) {}
+  uint64_t id() const { return id_; }
+
+  Result<size_t> Read(Blocker& b, std::span<uint8_t> dst, bool nonblock);
+  // EPIPE when no reader is left; the caller raises SIGPIPE.
+  Result<size_t> Write(Blocker& b, std::span<const uint8_t> src, bool nonblock);
+  EventMask Readiness(bool read_end);
+  size_t Available();
+  WaitQueue& queue() { return queue_; }
+
+  void AddEnd(bool read_end);
+  void RemoveEnd(bool read_end);
+
+ private:
+  const uint64_t id_;
+  absl::Mutex mu_;
+  std::deque<uint8_t> buf_ ABSL_GUARDED_BY(mu_);
+  int readers_ ABSL_GUARDED_BY(mu_) = 0;
+  int writers_ ABSL_GUARDED_BY(mu_) = 0;
+  bool had_writer_ ABSL_GUARDED_BY(mu_) = false;
+  WaitQueue queue_;
+};
+
+// Returns the {read, write} ends of a new pipe.
+std::pair<FileRef, FileRef> NewPipe(int flags);
+
+}  // namespace sentry::vfs
