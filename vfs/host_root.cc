@@ -35,6 +35,7 @@ std::string Child(const std::string& dir, const std::string& name) {
 }
 
 bool UnderOrAt(const std::string& p, const std::string& dir) {
+  if (dir == "/") return true;
   return p == dir || (p.size() > dir.size() && p.compare(0, dir.size(), dir) == 0 &&
                       p[dir.size()] == '/');
 }

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what building and testing sentry needs on Debian 12 (run as root). Idempotent.
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev libgtest-dev
+      libgmock-dev libcli11-dev nlohmann-json3-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
