@@ -80,8 +80,9 @@ Result<uint64_t> SysFutex(Task& t, uint64_t addr, int op, uint32_t val, uint64_t
     case FUTEX_REQUEUE:
     case FUTEX_CMP_REQUEUE: {
       if (addr2 & 3) return Errno(EINVAL);
-      int nwake = static_cast<int>(std::min<uint32_t>(val, INT32_MAX));
-      int nreq = static_cast<int>(std::min<uint64_t>(timeout_or_val2, INT32_MAX));
+      int nwake = static_cast<int>(val);
+      int nreq = static_cast<int>(timeout_or_val2);
+      if (nwake < 0 || nreq < 0) return Errno(EINVAL);
       if (cmd == FUTEX_CMP_REQUEUE) {
         uint32_t cur = SENTRY_TRY(t.CopyIn<uint32_t>(GuestAddr(addr)));
         if (cur != val3) return Errno(EAGAIN);

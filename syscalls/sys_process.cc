@@ -33,15 +33,16 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)) return Errno(EINVAL);
   bool thread = flags & CLONE_THREAD;
   bool share_vm = flags & CLONE_VM;
-  if (share_vm && !thread && !(flags & CLONE_VFORK)) return Errno(EINVAL);  // partial
   {
     absl::MutexLock l(&t.kernel().mu());
     uint64_t nproc = t.tg().rlimits[RLIMIT_NPROC].cur;
     if (t.kernel().tasks().size() >= std::min<uint64_t>(nproc, 32768)) return Errno(EAGAIN);
   }
   // Host side first: a new stub thread in this address space, or a copy of it.
-  int handle = share_vm && thread ? SENTRY_TRY(t.ctx().CloneThread())
-                                  : SENTRY_TRY(t.ctx().ForkAddressSpace());
+  // CLONE_VM (threads, vfork, posix_spawn) shares the stub's address space; otherwise the
+  // host copies it.
+  int handle = share_vm ? SENTRY_TRY(t.ctx().CloneThread())
+                        : SENTRY_TRY(t.ctx().ForkAddressSpace());
   kernel::Kernel& k = t.kernel();
   std::shared_ptr<kernel::Task> child;
   {
@@ -79,7 +80,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   if (flags & CLONE_SETTLS) child->regs_.fs_base = tls;
   child->fds_ = (flags & CLONE_FILES) ? t.fds_ : t.fds().Fork();
   child->fs_ = (flags & CLONE_FS) ? t.fs_ : std::make_shared<kernel::FsContext>(t.fs());
-  if (thread) {
+  if (share_vm) {
     child->mm_ = t.mm_;
   } else {
     child->mm_ = t.mm().Fork(nullptr);
@@ -93,7 +94,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     child->vfork_done_ = vfork;
   }
   int tid = child->tid();
-  child->Start(handle, thread ? t.ctx().address_space() : nullptr);
+  child->Start(handle, share_vm ? t.ctx().address_space() : nullptr);
   if (vfork) {
     // The parent waits (killably) until the child execs or exits.
     ScopedWait w(vfork->queue, t.waiter());
@@ -327,8 +328,14 @@ Result<uint64_t> SysSetRobustList(Task& t, uint64_t head, size_t len) {
 }
 
 Result<uint64_t> SysGetRobustList(Task& t, int pid, GuestAddr head, GuestAddr len) {
-  if (pid != 0 && pid != t.tid()) return Errno(EPERM);
-  SENTRY_TRY(t.CopyOut<uint64_t>(head, t.robust_list_));
+  uint64_t list = t.robust_list_;
+  if (pid != 0 && pid != t.tid()) {
+    absl::MutexLock l(&t.kernel().mu());
+    kernel::Task* o = t.kernel().TaskByTid(pid);
+    if (o == nullptr) return Errno(ESRCH);
+    list = o->robust_list_;  // racy read of another thread's word, as a ptrace peek would be
+  }
+  SENTRY_TRY(t.CopyOut<uint64_t>(head, list));
   SENTRY_TRY(t.CopyOut<uint64_t>(len, 24));
   return 0;
 }
@@ -437,6 +444,81 @@ Result<uint64_t> SysGetresuid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s) {
   SENTRY_TRY(t.CopyOut(r, c.ruid));
   SENTRY_TRY(t.CopyOut(e, c.euid));
   SENTRY_TRY(t.CopyOut(s, c.suid));
+  return 0;
+}
+
+// setuid family. Root (euid 0) may set any id; others only to one of their real, effective
+// or saved ids. Changes are the guest's view only: they never change host credentials.
+namespace {
+
+bool MaySet(const kernel::Credentials& c, uint32_t id, bool gid) {
+  if (c.euid == 0) return true;
+  return gid ? (id == c.rgid || id == c.egid || id == c.sgid)
+             : (id == c.ruid || id == c.euid || id == c.suid);
+}
+
+Result<uint64_t> SetRes(Task& t, uint32_t r, uint32_t e, uint32_t s, bool gid) {
+  absl::MutexLock l(&t.kernel().mu());
+  kernel::Credentials& c = t.tg().creds;
+  for (uint32_t id : {r, e, s}) {
+    if (id != UINT32_MAX && !MaySet(c, id, gid)) return Errno(EPERM);
+  }
+  uint32_t* ids = gid ? &c.rgid : &c.ruid;  // r, e, s, fs in order
+  if (r != UINT32_MAX) ids[0] = r;
+  if (e != UINT32_MAX) ids[1] = ids[3] = e;
+  if (s != UINT32_MAX) ids[2] = s;
+  return 0;
+}
+
+}  // namespace
+
+Result<uint64_t> SysSetresuid(Task& t, uint32_t r, uint32_t e, uint32_t s) {
+  return SetRes(t, r, e, s, false);
+}
+Result<uint64_t> SysSetresgid(Task& t, uint32_t r, uint32_t e, uint32_t s) {
+  return SetRes(t, r, e, s, true);
+}
+Result<uint64_t> SysSetreuid(Task& t, uint32_t r, uint32_t e) {
+  uint32_t s = UINT32_MAX;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    const kernel::Credentials& c = t.tg().creds;
+    if (r != UINT32_MAX || (e != UINT32_MAX && e != c.ruid)) s = e != UINT32_MAX ? e : c.euid;
+  }
+  return SetRes(t, r, e, s, false);
+}
+Result<uint64_t> SysSetregid(Task& t, uint32_t r, uint32_t e) {
+  uint32_t s = UINT32_MAX;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    const kernel::Credentials& c = t.tg().creds;
+    if (r != UINT32_MAX || (e != UINT32_MAX && e != c.rgid)) s = e != UINT32_MAX ? e : c.egid;
+  }
+  return SetRes(t, r, e, s, true);
+}
+Result<uint64_t> SysSetuid(Task& t, uint32_t id) {
+  bool root;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    root = t.tg().creds.euid == 0;
+  }
+  return root ? SetRes(t, id, id, id, false) : SetRes(t, UINT32_MAX, id, UINT32_MAX, false);
+}
+Result<uint64_t> SysSetgid(Task& t, uint32_t id) {
+  bool root;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    root = t.tg().creds.euid == 0;
+  }
+  return root ? SetRes(t, id, id, id, true) : SetRes(t, UINT32_MAX, id, UINT32_MAX, true);
+}
+Result<uint64_t> SysSetgroups(Task& t, int size, GuestAddr list) {
+  if (size < 0 || size > 65536) return Errno(EINVAL);
+  std::vector<uint32_t> g(size);
+  if (size) SENTRY_TRY(t.CopyInBytes(list, {reinterpret_cast<uint8_t*>(g.data()), g.size() * 4}));
+  absl::MutexLock l(&t.kernel().mu());
+  if (t.tg().creds.euid != 0) return Errno(EPERM);
+  t.tg().creds.groups = g;
   return 0;
 }
 

@@ -105,6 +105,39 @@ Result<uint64_t> SysWritev(Task& t, int fd, GuestAddr iov, int iovcnt) {
   return *r;
 }
 
+Result<uint64_t> SysPreadv(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
+  if (off < 0) return Errno(EINVAL);
+  if (!f->Readable()) return Errno(EBADF);
+  size_t total = 0;
+  for (auto& i : v) total += i.iov_len;
+  std::vector<uint8_t> data(total);
+  size_t n = SENTRY_TRY(f->PRead(t, data, off));
+  size_t done = 0;
+  for (auto& i : v) {
+    size_t c = std::min(i.iov_len, n - done);
+    if (c == 0) break;
+    SENTRY_TRY(t.CopyOutBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + done, c}));
+    done += c;
+  }
+  return n;
+}
+
+Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
+  if (off < 0) return Errno(EINVAL);
+  if (!f->Writable()) return Errno(EBADF);
+  std::vector<uint8_t> data;
+  for (auto& i : v) {
+    size_t at = data.size();
+    data.resize(at + i.iov_len);
+    SENTRY_TRY(t.CopyInBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + at, i.iov_len}));
+  }
+  return f->PWrite(t, data, off);
+}
+
 Result<uint64_t> SysLseek(Task& t, int fd, int64_t off, int whence) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   if (whence < 0 || whence > 4) return Errno(EINVAL);

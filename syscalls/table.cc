@@ -114,6 +114,16 @@ Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int opt
 Result<uint64_t> SysWrite(Task& t, int fd, GuestAddr buf, size_t count);
 Result<uint64_t> SysWritev(Task& t, int fd, GuestAddr iov, int iovcnt);
 
+Result<uint64_t> SysSetuid(Task& t, uint32_t id);
+Result<uint64_t> SysSetgid(Task& t, uint32_t id);
+Result<uint64_t> SysSetreuid(Task& t, uint32_t r, uint32_t e);
+Result<uint64_t> SysSetregid(Task& t, uint32_t r, uint32_t e);
+Result<uint64_t> SysSetresuid(Task& t, uint32_t r, uint32_t e, uint32_t s);
+Result<uint64_t> SysSetresgid(Task& t, uint32_t r, uint32_t e, uint32_t s);
+Result<uint64_t> SysSetgroups(Task& t, int size, GuestAddr list);
+Result<uint64_t> SysPreadv(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off);
+Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off);
+
 namespace {
 
 #define FULL(nr, name, fn, ...) {nr, name, Support::kFull, &Wrap<&fn>::Call, "", {__VA_ARGS__}}
@@ -227,21 +237,21 @@ constexpr SyscallEntry kTable[] = {
     FULL(102, "getuid", SysGetuid),
     UNIMPL(103, "syslog", ""),
     FULL(104, "getgid", SysGetgid),
-    UNIMPL(105, "setuid", ""),
-    UNIMPL(106, "setgid", ""),
+    PARTIAL(105, "setuid", SysSetuid, "guest-visible credentials only; the host credentials never change", Arg::kInt),
+    PARTIAL(106, "setgid", SysSetgid, "guest-visible credentials only; the host credentials never change", Arg::kInt),
     FULL(107, "geteuid", SysGeteuid),
     FULL(108, "getegid", SysGetegid),
     FULL(109, "setpgid", SysSetpgid, Arg::kInt, Arg::kInt),
     FULL(110, "getppid", SysGetppid),
     FULL(111, "getpgrp", SysGetpgrp),
     FULL(112, "setsid", SysSetsid),
-    UNIMPL(113, "setreuid", ""),
-    UNIMPL(114, "setregid", ""),
+    PARTIAL(113, "setreuid", SysSetreuid, "guest-visible credentials only; the host credentials never change", Arg::kInt, Arg::kInt),
+    PARTIAL(114, "setregid", SysSetregid, "guest-visible credentials only; the host credentials never change", Arg::kInt, Arg::kInt),
     FULL(115, "getgroups", SysGetgroups, Arg::kInt, Arg::kPtr),
-    UNIMPL(116, "setgroups", ""),
-    UNIMPL(117, "setresuid", ""),
+    PARTIAL(116, "setgroups", SysSetgroups, "guest-visible credentials only; the host credentials never change", Arg::kInt, Arg::kPtr),
+    PARTIAL(117, "setresuid", SysSetresuid, "guest-visible credentials only; the host credentials never change", Arg::kInt, Arg::kInt, Arg::kInt),
     FULL(118, "getresuid", SysGetresuid, Arg::kPtr, Arg::kPtr, Arg::kPtr),
-    UNIMPL(119, "setresgid", ""),
+    PARTIAL(119, "setresgid", SysSetresgid, "guest-visible credentials only; the host credentials never change", Arg::kInt, Arg::kInt, Arg::kInt),
     FULL(120, "getresgid", SysGetresgid, Arg::kPtr, Arg::kPtr, Arg::kPtr),
     FULL(121, "getpgid", SysGetpgid, Arg::kInt),
     UNIMPL(122, "setfsuid", ""),
@@ -417,8 +427,8 @@ constexpr SyscallEntry kTable[] = {
     FULL(292, "dup3", SysDup3, Arg::kFd, Arg::kFd, Arg::kHex),
     FULL(293, "pipe2", SysPipe2, Arg::kPtr, Arg::kHex),
     UNIMPL(294, "inotify_init1", ""),
-    UNIMPL(295, "preadv", ""),
-    UNIMPL(296, "pwritev", ""),
+    FULL(295, "preadv", SysPreadv, Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt),
+    FULL(296, "pwritev", SysPwritev, Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt),
     FULL(297, "rt_tgsigqueueinfo", SysRtTgsigqueueinfo, Arg::kInt, Arg::kInt, Arg::kSig, Arg::kPtr),
     UNIMPL(298, "perf_event_open", ""),
     UNIMPL(299, "recvmmsg", ""),

@@ -206,6 +206,7 @@ class Task final : public Blocker {
   void HandleSyscall();
   void HandleFault(const abi::SigInfo& info);
   void Exit();
+  void ExitRobustList();
 
   Kernel& k_;
   int tid_;  // changes once, when a non-leader thread execs and takes the group's PID

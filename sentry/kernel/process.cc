@@ -109,7 +109,38 @@ void Kernel::TaskExited(Task& t) {
   if (autoreap) Reap(tg);
 }
 
+void Task::ExitRobustList() {
+  // Mark every robust futex this thread still owns as FUTEX_OWNER_DIED and wake a waiter.
+  struct Head {
+    uint64_t next;
+    int64_t futex_offset;
+    uint64_t pending;
+  };
+  auto head = CopyIn<Head>(GuestAddr(robust_list_));
+  if (!head.ok()) return;
+  auto release = [&](uint64_t entry) {
+    uint64_t addr = entry + head->futex_offset;
+    auto word = CopyIn<uint32_t>(GuestAddr(addr));
+    if (!word.ok() || (*word & FUTEX_TID_MASK) != static_cast<uint32_t>(tid_)) return;
+    uint32_t nw = (*word & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+    if (!CopyOut(GuestAddr(addr), nw).ok()) return;
+    if (*word & FUTEX_WAITERS) {
+      k_.futexes().Wake(mm_->FutexKey(addr, true), 1, FUTEX_BITSET_MATCH_ANY);
+      k_.futexes().Wake(mm_->FutexKey(addr, false), 1, FUTEX_BITSET_MATCH_ANY);
+    }
+  };
+  uint64_t entry = head->next & ~uint64_t{1};
+  for (int n = 0; entry != robust_list_ && entry != 0 && n < 2048; n++) {
+    auto next = CopyIn<uint64_t>(GuestAddr(entry));
+    if (!next.ok()) break;
+    if (entry != head->pending) release(entry);
+    entry = *next & ~uint64_t{1};
+  }
+  if (head->pending) release(head->pending & ~uint64_t{1});
+}
+
 void Task::Exit() {
+  if (robust_list_ && mm_) ExitRobustList();
   // CLONE_CHILD_CLEARTID: zero the tid word and wake a joiner.
   if (clear_child_tid_ && mm_) {
     if (CopyOut<int32_t>(GuestAddr(clear_child_tid_), 0).ok()) {

@@ -113,6 +113,7 @@ Result<void> MemoryManager::Unmap(platform::Context& via, uint64_t addr, uint64_
   if (!PageAligned(addr) || len == 0 || Overflows(addr, PageRoundUp(len))) return Errno(EINVAL);
   len = PageRoundUp(len);
   absl::MutexLock l(&mu_);
+  SyncGrowsDown(addr);
   if (Reserved(addr, len)) return Errno(EINVAL);
   SENTRY_TRY(as_->Unmap(via, GuestAddr(addr), len));
   Carve(addr, len);
@@ -253,9 +254,29 @@ Result<uint64_t> MemoryManager::Brk(platform::Context& via, uint64_t addr) {
   return brk_;
 }
 
+void MemoryManager::SyncGrowsDown(uint64_t addr) {
+  // The host grows MAP_GROWSDOWN mappings on faults without telling us: find the pages it
+  // added below such a VMA (they are readable in the stub) and record them.
+  auto it = vmas_.upper_bound(addr);
+  if (it == vmas_.end() || !it->second.growsdown) return;
+  uint64_t start = it->first;
+  uint64_t lo = start;
+  uint8_t probe;
+  while (lo > PageRoundDown(addr) && lo - kPageSize >= platform::Layout::kGuestBottom &&
+         as_->ReadMemory(GuestAddr(lo - kPageSize), {&probe, 1}) == 1) {
+    if (it != vmas_.begin() && std::prev(it)->second.end > lo - kPageSize) break;
+    lo -= kPageSize;
+  }
+  if (lo == start) return;
+  Vma v = it->second;
+  vmas_.erase(it);
+  vmas_[lo] = v;
+}
+
 Result<void> MemoryManager::CheckMapped(uint64_t addr, uint64_t len) {
   absl::MutexLock l(&mu_);
   if (Overflows(addr, len)) return Errno(ENOMEM);
+  SyncGrowsDown(addr);
   uint64_t cur = addr;
   auto it = vmas_.upper_bound(addr);
   if (it != vmas_.begin()) --it;

@@ -59,6 +59,7 @@ class MemoryManager {
   // Removes [addr, addr+len) from the VMA list, splitting VMAs at the edges.
   void Carve(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Reserved(uint64_t addr, uint64_t len) const;
+  void SyncGrowsDown(uint64_t addr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::shared_ptr<platform::AddressSpace> as_;
   absl::Mutex mu_;
