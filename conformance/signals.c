@@ -1,16 +1,16 @@
-// Signals: sigaction flags and siginfo, synchronous faults, masks, pending
-// sets, waiting for signals, default actions, job control and kill().
+// Signal delivery: sigaction flags and siginfo, SA_RESTART, masking while
+// a handler runs, nesting, pending sets and delivery order, coalescing vs.
+// queueing, sigsuspend/pause/sigtimedwait, ignored signals, fork, and which
+// thread takes a process-directed signal.
 //
-// Signals sent "later" come from a helper thread (no timers here).
+// Faults and signal frames are in signal_faults.c; default actions, job
+// control and kill() rules in job_control.c. Signals sent "later" come from
+// a helper thread (no timers here).
 
 #include "common.h"
 
-#include <limits.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <ucontext.h>
 
 // --- helpers ---
 
@@ -206,203 +206,92 @@ TEST(no_restart_read_eintr) {
   close(p[1]);
 }
 
-// --- synchronous faults ---
+// --- sigaction and sigprocmask bookkeeping ---
 
-static sigjmp_buf fault_jmp;
-static volatile int fault_sig, fault_code;
-static void *volatile fault_addr;
-
-static void fault_handler(int sig, siginfo_t *si, void *uc) {
-  (void)uc;
-  fault_sig = sig;
-  fault_code = si->si_code;
-  fault_addr = si->si_addr;
-  siglongjmp(fault_jmp, 1);
-}
-
-static void arm_faults(void) {
-  fault_sig = fault_code = 0;
-  fault_addr = NULL;
-  set_handler(SIGSEGV, fault_handler, 0, NULL);
-  set_handler(SIGBUS, fault_handler, 0, NULL);
-  set_handler(SIGFPE, fault_handler, 0, NULL);
-  set_handler(SIGILL, fault_handler, 0, NULL);
-}
-
-static void disarm_faults(void) {
-  set_disposition(SIGSEGV, SIG_DFL);
-  set_disposition(SIGBUS, SIG_DFL);
-  set_disposition(SIGFPE, SIG_DFL);
-  set_disposition(SIGILL, SIG_DFL);
-}
-
-// A function whose first instruction is ud2, so its address is the address
-// of the faulting instruction. conf_ud2_ret42 sets eax=1, traps, returns.
-extern char conf_ud2_insn[];
-extern char conf_ud2_ret42[];
-extern char conf_ud2_ret42_trap[];
-__asm__(
-    ".text\n"
-    ".globl conf_ud2_insn\n"
-    "conf_ud2_insn:\n"
-    "  ud2\n"
-    "  ret\n"
-    ".globl conf_ud2_ret42\n"
-    ".globl conf_ud2_ret42_trap\n"
-    "conf_ud2_ret42:\n"
-    "  mov $1, %eax\n"
-    "conf_ud2_ret42_trap:\n"
-    "  ud2\n"
-    "  ret\n");
-
-TEST(segv_accerr_on_readonly_write) {
-  char *page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  CHECK(page != MAP_FAILED);
-  arm_faults();
-  if (sigsetjmp(fault_jmp, 1) == 0) {
-    ((volatile char *)page)[123] = 1;
-    CHECK(!"write to a PROT_READ page did not fault");
-  }
-  CHECK_EQ(fault_sig, SIGSEGV);
-  CHECK_EQ(fault_code, SEGV_ACCERR);
-  CHECK(fault_addr == page + 123);
-  // Reading it is fine.
-  CHECK_EQ(((volatile char *)page)[123], 0);
-  // siglongjmp(…, savemask=1) restored the mask: SIGSEGV is not blocked.
-  sigset_t m = current_mask();
-  CHECK(!sigismember(&m, SIGSEGV));
-  disarm_faults();
-  CHECK_OK(munmap(page, 4096));
-}
-
-TEST(segv_maperr_on_unmapped) {
-  char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  CHECK(page != MAP_FAILED);
-  CHECK_OK(munmap(page, 4096));
-  arm_faults();
-  if (sigsetjmp(fault_jmp, 1) == 0) {
-    (void)((volatile char *)page)[7];
-    CHECK(!"read of an unmapped page did not fault");
-  }
-  CHECK_EQ(fault_sig, SIGSEGV);
-  CHECK_EQ(fault_code, SEGV_MAPERR);
-  CHECK(fault_addr == page + 7);
-  disarm_faults();
-}
-
-TEST(sigfpe_intdiv) {
-  volatile int a = 1, b = 0, r = 0;
-  arm_faults();
-  if (sigsetjmp(fault_jmp, 1) == 0) {
-    r = a / b;
-    CHECK(!"division by zero did not trap");
-  }
-  CHECK_EQ(fault_sig, SIGFPE);
-  CHECK_EQ(fault_code, FPE_INTDIV);
-  // INT_MIN / -1 overflows idiv, which x86 reports as the same #DE.
-  volatile int m = INT_MIN, n = -1;
-  fault_sig = 0;
-  if (sigsetjmp(fault_jmp, 1) == 0) {
-    r = m / n;
-    CHECK(!"INT_MIN / -1 did not trap");
-  }
-  CHECK_EQ(fault_sig, SIGFPE);
-  CHECK_EQ(fault_code, FPE_INTDIV);
-  (void)r;
-  disarm_faults();
-}
-
-TEST(sigill_ud2) {
-  arm_faults();
-  if (sigsetjmp(fault_jmp, 1) == 0) {
-    ((void (*)(void))(void *)conf_ud2_insn)();
-    CHECK(!"ud2 did not trap");
-  }
-  CHECK_EQ(fault_sig, SIGILL);
-  CHECK_EQ(fault_code, ILL_ILLOPN);
-  CHECK(fault_addr == (void *)conf_ud2_insn);
-  disarm_faults();
-}
-
-static void skip_ud2_handler(int sig, siginfo_t *si, void *ucv) {
-  (void)sig;
-  (void)si;
-  // Edit the saved context: rt_sigreturn must resume with our registers.
-  ucontext_t *uc = (ucontext_t *)ucv;
-  uc->uc_mcontext.gregs[REG_RIP] += 2;  // ud2 is two bytes.
-  uc->uc_mcontext.gregs[REG_RAX] = 42;
-  got_count++;
-}
-
-TEST(handler_edits_ucontext) {
-  got_count = 0;
-  set_handler(SIGILL, skip_ud2_handler, 0, NULL);
-  int r = ((int (*)(void))(void *)conf_ud2_ret42)();
-  CHECK_EQ(got_count, 1);
-  CHECK_EQ(r, 42);
-  set_disposition(SIGILL, SIG_DFL);
-}
-
-// --- sigaltstack ---
-
-static char *volatile altstack_local;
-static volatile int altstack_flags;
-static volatile int altstack_eperm;
-
-static void altstack_handler(int sig, siginfo_t *si, void *uc) {
-  (void)sig;
-  (void)si;
-  (void)uc;
-  char local = 0;
-  altstack_local = &local;
-  stack_t cur;
-  sigaltstack(NULL, &cur);
-  altstack_flags = cur.ss_flags;
-  // The alternate stack cannot be changed while running on it.
-  stack_t other = cur;
-  other.ss_flags = 0;
-  altstack_eperm = sigaltstack(&other, NULL) == -1 && errno == EPERM;
-}
-
-TEST(sigaltstack_onstack) {
-  const size_t size = 64 * 1024;
-  char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  CHECK(mem != MAP_FAILED);
-  stack_t ss = {.ss_sp = mem, .ss_flags = 0, .ss_size = size};
-  stack_t old;
-  CHECK_OK(sigaltstack(&ss, &old));
-  stack_t cur;
-  CHECK_OK(sigaltstack(NULL, &cur));
-  CHECK(cur.ss_sp == mem);
-  CHECK_EQ(cur.ss_size, size);
-  CHECK_EQ(cur.ss_flags, 0);
-
-  set_handler(SIGUSR1, altstack_handler, SA_ONSTACK, NULL);
-  CHECK_OK(kill(getpid(), SIGUSR1));
-  CHECK(altstack_local >= mem && altstack_local < mem + size);
-  CHECK(altstack_flags & SS_ONSTACK);
-  CHECK(altstack_eperm);
-
-  // Without SA_ONSTACK the handler stays on the normal stack.
-  set_handler(SIGUSR1, altstack_handler, 0, NULL);
-  CHECK_OK(kill(getpid(), SIGUSR1));
-  CHECK(altstack_local < mem || altstack_local >= mem + size);
-  CHECK_EQ(altstack_flags & SS_ONSTACK, 0);
-
-  stack_t tiny = {.ss_sp = mem, .ss_flags = 0, .ss_size = 1024};
-  CHECK_ERRNO(sigaltstack(&tiny, NULL), ENOMEM);
-  stack_t bad = {.ss_sp = mem, .ss_flags = 0x1234, .ss_size = size};
-  CHECK_ERRNO(sigaltstack(&bad, NULL), EINVAL);
-  stack_t off = {.ss_sp = NULL, .ss_flags = SS_DISABLE, .ss_size = 0};
-  CHECK_OK(sigaltstack(&off, NULL));
-  CHECK_OK(sigaltstack(NULL, &cur));
-  CHECK(cur.ss_flags & SS_DISABLE);
-
-  CHECK_OK(sigaltstack(&old, NULL));
+TEST(sigaction_round_trip) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = info_handler;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGUSR2);
+  sigaddset(&sa.sa_mask, SIGRTMIN + 3);
+  // SIGKILL and SIGSTOP cannot be masked: the kernel drops them.
+  sigaddset(&sa.sa_mask, SIGKILL);
+  sigaddset(&sa.sa_mask, SIGSTOP);
+  CHECK_OK(sigaction(SIGUSR1, &sa, &old));
+  CHECK(old.sa_handler == SIG_DFL);
+  memset(&old, 0, sizeof(old));
+  CHECK_OK(sigaction(SIGUSR1, NULL, &old));
+  CHECK(old.sa_sigaction == info_handler);
+  int want = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER;
+  CHECK_EQ(old.sa_flags & want, want);
+  CHECK(sigismember(&old.sa_mask, SIGUSR2));
+  CHECK(sigismember(&old.sa_mask, SIGRTMIN + 3));
+  CHECK(!sigismember(&old.sa_mask, SIGKILL));
+  CHECK(!sigismember(&old.sa_mask, SIGSTOP));
+  CHECK(!sigismember(&old.sa_mask, SIGUSR1));
+  // Setting returns the previous action.
+  set_disposition(SIGUSR1, SIG_IGN);
+  CHECK_OK(sigaction(SIGUSR1, &sa, &old));
+  CHECK(old.sa_handler == SIG_IGN);
   set_disposition(SIGUSR1, SIG_DFL);
-  CHECK_OK(munmap(mem, size));
+  CHECK_ERRNO(syscall(SYS_rt_sigaction, SIGUSR1, NULL, &old, 16), EINVAL);
+}
+
+TEST(sigprocmask_how) {
+  sigset_t a = sigset_of(SIGUSR1, SIGUSR2), b = sigset_of(SIGUSR2, SIGHUP);
+  sigset_t old, m;
+  CHECK_OK(sigprocmask(SIG_SETMASK, &a, &old));
+  CHECK(!sigismember(&old, SIGUSR1));
+  CHECK_OK(sigprocmask(SIG_BLOCK, &b, &old));  // Union.
+  CHECK(sigismember(&old, SIGUSR1) && !sigismember(&old, SIGHUP));
+  m = current_mask();
+  CHECK(sigismember(&m, SIGUSR1) && sigismember(&m, SIGUSR2) &&
+        sigismember(&m, SIGHUP));
+  sigset_t usr2 = sigset_of(SIGUSR2, 0);
+  CHECK_OK(sigprocmask(SIG_UNBLOCK, &usr2, NULL));  // Difference.
+  m = current_mask();
+  CHECK(sigismember(&m, SIGUSR1) && !sigismember(&m, SIGUSR2) &&
+        sigismember(&m, SIGHUP));
+  CHECK_ERRNO(sigprocmask(12345, &a, NULL), EINVAL);
+  // A null set only queries, whatever "how" says.
+  CHECK_OK(sigprocmask(SIG_SETMASK, NULL, &old));
+  CHECK(sigismember(&old, SIGUSR1));
+  unblock_all();
+}
+
+TEST(rt_sigqueueinfo_rules) {
+  // To ourselves, any negative si_code is passed through as given,
+  // including a made-up sender pid.
+  set_handler(SIGUSR1, info_handler, 0, NULL);
+  reset_got();
+  siginfo_t info;
+  memset(&info, 0, sizeof(info));
+  info.si_signo = SIGUSR1;
+  info.si_code = -60;
+  info.si_pid = 12345;
+  info.si_value.sival_int = 7;
+  CHECK_OK(syscall(SYS_rt_sigqueueinfo, getpid(), SIGUSR1, &info));
+  CHECK_EQ(got_count, 1);
+  CHECK_EQ(got_code, -60);
+  CHECK_EQ(got_pid, 12345);
+  CHECK_EQ(got_value, 7);
+  set_disposition(SIGUSR1, SIG_DFL);
+
+  // To another process, pretending to be kill() (si_code >= 0) or the
+  // kernel is refused.
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    for (;;) pause();
+  }
+  info.si_code = SI_USER;
+  CHECK_ERRNO(syscall(SYS_rt_sigqueueinfo, pid, SIGUSR1, &info), EPERM);
+  info.si_code = SI_KERNEL;
+  CHECK_ERRNO(syscall(SYS_rt_sigqueueinfo, pid, SIGUSR1, &info), EPERM);
+  CHECK_OK(kill(pid, SIGKILL));
+  CHECK_KILLED(pid, SIGKILL);
 }
 
 // --- masking while a handler runs ---
@@ -662,69 +551,6 @@ TEST(sigtimedwait_timeout_and_pending) {
   unblock_all();
 }
 
-// --- children ---
-
-TEST(sigchld_on_child_exit) {
-  set_handler(SIGCHLD, info_handler, 0, NULL);
-  sigset_t chld = sigset_of(SIGCHLD, 0);
-  CHECK_OK(sigprocmask(SIG_BLOCK, &chld, NULL));
-  reset_got();
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) _exit(3);
-  sigset_t none;
-  sigemptyset(&none);
-  while (got_count == 0) sigsuspend(&none);
-  CHECK_EQ(got_signo, SIGCHLD);
-  CHECK_EQ(got_code, CLD_EXITED);
-  CHECK_EQ(got_pid, pid);
-  CHECK_EXIT(pid, 3);
-  unblock_all();
-
-  // SIGCHLD set to SIG_IGN: children are reaped automatically, so a wait
-  // blocks until they are gone and then fails.
-  set_disposition(SIGCHLD, SIG_IGN);
-  pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) _exit(0);
-  CHECK_ERRNO(waitpid(pid, NULL, 0), ECHILD);
-  set_disposition(SIGCHLD, SIG_DFL);
-}
-
-// Forks a child that resets `sig` to its default action and sends it to
-// itself; returns the child's pid.
-static pid_t fork_self_signal(int sig) {
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    if (sig != SIGKILL) set_disposition(sig, SIG_DFL);
-    unblock_all();
-    kill(getpid(), sig);
-    _exit(0);
-  }
-  return pid;
-}
-
-TEST(default_actions) {
-  CHECK_KILLED(fork_self_signal(SIGTERM), SIGTERM);
-  CHECK_KILLED(fork_self_signal(SIGUSR1), SIGUSR1);
-  CHECK_KILLED(fork_self_signal(SIGKILL), SIGKILL);
-  CHECK_KILLED(fork_self_signal(SIGABRT), SIGABRT);  // Core flag irrelevant.
-  // Ignored by default.
-  CHECK_EXIT(fork_self_signal(SIGCHLD), 0);
-  CHECK_EXIT(fork_self_signal(SIGURG), 0);
-  CHECK_EXIT(fork_self_signal(SIGWINCH), 0);
-
-  // A real fault with no handler.
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    set_disposition(SIGSEGV, SIG_DFL);
-    *(volatile int *)16 = 1;
-    _exit(0);
-  }
-  CHECK_KILLED(pid, SIGSEGV);
-}
 
 TEST(fork_signal_state) {
   // The child inherits handlers and the mask but not pending signals.
@@ -751,45 +577,6 @@ TEST(fork_signal_state) {
   unblock_all();
   set_disposition(SIGUSR1, SIG_DFL);
   set_disposition(SIGUSR2, SIG_DFL);
-}
-
-TEST(stop_and_continue) {
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    for (;;) pause();
-  }
-  int st;
-  CHECK_OK(kill(pid, SIGSTOP));
-  CHECK_EQ(waitpid(pid, &st, WUNTRACED), pid);
-  CHECK(WIFSTOPPED(st));
-  CHECK_EQ(WSTOPSIG(st), SIGSTOP);
-  // Nothing more to report while it stays stopped.
-  CHECK_EQ(waitpid(pid, &st, WNOHANG | WUNTRACED | WCONTINUED), 0);
-  CHECK_OK(kill(pid, SIGCONT));
-  CHECK_EQ(waitpid(pid, &st, WCONTINUED), pid);
-  CHECK(WIFCONTINUED(st));
-
-  // The same through waitid.
-  CHECK_OK(kill(pid, SIGSTOP));
-  siginfo_t info;
-  memset(&info, 0, sizeof(info));
-  CHECK_OK(waitid(P_PID, pid, &info, WSTOPPED));
-  CHECK_EQ(info.si_code, CLD_STOPPED);
-  CHECK_EQ(info.si_status, SIGSTOP);
-  CHECK_EQ(info.si_pid, pid);
-  CHECK_OK(kill(pid, SIGCONT));
-  memset(&info, 0, sizeof(info));
-  CHECK_OK(waitid(P_PID, pid, &info, WCONTINUED));
-  CHECK_EQ(info.si_code, CLD_CONTINUED);
-  CHECK_EQ(info.si_status, SIGCONT);
-
-  // SIGKILL works on a stopped process.
-  CHECK_OK(kill(pid, SIGSTOP));
-  CHECK_EQ(waitpid(pid, &st, WUNTRACED), pid);
-  CHECK(WIFSTOPPED(st));
-  CHECK_OK(kill(pid, SIGKILL));
-  CHECK_KILLED(pid, SIGKILL);
 }
 
 TEST(ignored_signals) {
@@ -826,85 +613,6 @@ TEST(ignored_signals) {
   CHECK(!sigismember(&m, SIGKILL));
   CHECK(!sigismember(&m, SIGSTOP));
   unblock_all();
-}
-
-TEST(kill_process_group) {
-  // kill(0, sig) reaches every member of the caller's group, itself too.
-  pid_t leader = fork();
-  CHECK(leader >= 0);
-  if (leader == 0) {
-    CHECK_OK(setpgid(0, 0));
-    sigset_t usr1 = sigset_of(SIGUSR1, 0);
-    CHECK_OK(sigprocmask(SIG_BLOCK, &usr1, NULL));
-    int ready[2];
-    CHECK_OK(pipe(ready));
-    pid_t me = getpid();
-    pid_t kids[2];
-    for (int i = 0; i < 2; i++) {
-      kids[i] = fork();
-      CHECK(kids[i] >= 0);
-      if (kids[i] == 0) {
-        CHECK_EQ(write(ready[1], "r", 1), 1);
-        siginfo_t info;
-        struct timespec five = {5, 0};
-        CHECK_EQ(sigtimedwait(&usr1, &info, &five), SIGUSR1);
-        CHECK_EQ(info.si_pid, me);
-        CHECK_EQ(info.si_code, SI_USER);
-        _exit(10 + i);
-      }
-    }
-    char c;
-    for (int i = 0; i < 2; i++) CHECK_EQ(read(ready[0], &c, 1), 1);
-    CHECK_OK(kill(0, SIGUSR1));
-    siginfo_t info;
-    struct timespec five = {5, 0};
-    CHECK_EQ(sigtimedwait(&usr1, &info, &five), SIGUSR1);
-    for (int i = 0; i < 2; i++) CHECK_EXIT(kids[i], 10 + i);
-    _exit(0);
-  }
-  CHECK_EXIT(leader, 0);
-
-  // kill(-pgid, sig) from outside the group.
-  pid_t a = fork();
-  CHECK(a >= 0);
-  if (a == 0) {
-    setpgid(0, 0);
-    for (;;) pause();
-  }
-  CHECK_OK(setpgid(a, a));
-  pid_t b = fork();
-  CHECK(b >= 0);
-  if (b == 0) {
-    setpgid(0, a);
-    for (;;) pause();
-  }
-  CHECK_OK(setpgid(b, a));
-  CHECK_OK(kill(-a, SIGTERM));
-  CHECK_KILLED(a, SIGTERM);
-  CHECK_KILLED(b, SIGTERM);
-  CHECK_ERRNO(kill(-a, SIGTERM), ESRCH);  // The group is gone.
-}
-
-TEST(kill_errors) {
-  pid_t gone = fork();
-  CHECK(gone >= 0);
-  if (gone == 0) _exit(0);
-  CHECK_EXIT(gone, 0);
-  CHECK_ERRNO(kill(gone, SIGTERM), ESRCH);
-  CHECK_ERRNO(kill(gone, 0), ESRCH);
-  CHECK_OK(kill(getpid(), 0));  // Signal 0: existence check only.
-  CHECK_ERRNO(kill(getpid(), 65), EINVAL);
-  CHECK_ERRNO(kill(getpid(), -1), EINVAL);
-  CHECK_ERRNO(syscall(SYS_tgkill, getpid(), gone, SIGUSR1), ESRCH);
-  CHECK_ERRNO(syscall(SYS_tgkill, 0, conf_gettid(), SIGUSR1), EINVAL);
-  CHECK_OK(syscall(SYS_tgkill, getpid(), conf_gettid(), 0));
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = SIG_DFL;
-  CHECK_ERRNO(sigaction(0, &sa, NULL), EINVAL);
-  CHECK_ERRNO(sigaction(65, &sa, NULL), EINVAL);
-  union sigval v = {.sival_int = 0};
-  CHECK_ERRNO(sigqueue(gone, SIGUSR1, v), ESRCH);
 }
 
 static volatile int thread_ready;
@@ -947,12 +655,9 @@ int main(int argc, char **argv) {
   RUN(siginfo_kill_tkill_queue);
   RUN(sa_restart_resumes_read);
   RUN(no_restart_read_eintr);
-  RUN(segv_accerr_on_readonly_write);
-  RUN(segv_maperr_on_unmapped);
-  RUN(sigfpe_intdiv);
-  RUN(sigill_ud2);
-  RUN(handler_edits_ucontext);
-  RUN(sigaltstack_onstack);
+  RUN(sigaction_round_trip);
+  RUN(sigprocmask_how);
+  RUN(rt_sigqueueinfo_rules);
   RUN(handler_masks_own_signal_unless_nodefer);
   RUN(sa_mask_and_mask_restored);
   RUN(sa_resethand);
@@ -961,13 +666,8 @@ int main(int argc, char **argv) {
   RUN(standard_coalesce_realtime_queue);
   RUN(sigsuspend_and_pause);
   RUN(sigtimedwait_timeout_and_pending);
-  RUN(sigchld_on_child_exit);
-  RUN(default_actions);
   RUN(fork_signal_state);
-  RUN(stop_and_continue);
   RUN(ignored_signals);
-  RUN(kill_process_group);
-  RUN(kill_errors);
   RUN(process_signal_goes_to_unblocked_thread);
   PASS("signals");
   return 0;

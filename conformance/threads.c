@@ -232,8 +232,15 @@ TEST(thread_directed_signal_and_masks) {
   sigset_t m;
   CHECK_OK(sigprocmask(SIG_BLOCK, NULL, &m));
   CHECK(!sigismember(&m, SIGUSR2));
-  // The thread is gone: its tid no longer names a thread of ours.
-  CHECK_ERRNO(syscall(SYS_tgkill, getpid(), target_tid, 0), ESRCH);
+  // Once the thread is gone its tid no longer names a thread of ours.
+  // (pthread_join returns when the kernel clears the tid word, a little
+  // before the exiting thread is released, so poll.)
+  int64_t deadline = conf_now_ns(CLOCK_MONOTONIC) + 5000000000LL;
+  while (syscall(SYS_tgkill, getpid(), target_tid, 0) == 0) {
+    CHECK(conf_now_ns(CLOCK_MONOTONIC) < deadline);
+    conf_sleep_ms(1);
+  }
+  CHECK_EQ(errno, ESRCH);
   sa.sa_handler = SIG_DFL;
   CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
 }
