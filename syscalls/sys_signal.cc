@@ -148,6 +148,14 @@ abi::SigInfo UserInfo(Task& t, int sig, int code) {
   return info;
 }
 
+// The PID namespace's init only gets signals it has a handler for when they come from inside
+// the namespace (Linux's SIGNAL_UNKILLABLE); SIGKILL and SIGSTOP never reach it that way.
+bool InitIgnores(kernel::ThreadGroup& g, int sig) {
+  if (g.tgid != 1) return false;
+  if (sig == SIGKILL || sig == SIGSTOP) return true;
+  return g.handlers->actions[sig - 1].handler == abi::kSigDfl;
+}
+
 }  // namespace
 
 Result<uint64_t> SysKill(Task& t, int pid, int sig) {
@@ -169,7 +177,10 @@ Result<uint64_t> SysKill(Task& t, int pid, int sig) {
     if (targets.empty()) return Errno(ESRCH);
   }
   if (sig == 0) return 0;
-  for (kernel::ThreadGroup* g : targets) k.SendGroupSignal(*g, info);
+  for (kernel::ThreadGroup* g : targets) {
+    if (InitIgnores(*g, sig)) continue;
+    k.SendGroupSignal(*g, info);
+  }
   return 0;
 }
 
@@ -182,6 +193,7 @@ static Result<uint64_t> ThreadKill(Task& t, int tgid, int tid, const abi::SigInf
     return Errno(ESRCH);
   }
   if (info.signo == 0) return 0;
+  if (InitIgnores(target->tg(), info.signo)) return 0;
   k.SendTaskSignal(*target, info);
   return 0;
 }
@@ -205,6 +217,7 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
   absl::MutexLock l(&k.mu());
   kernel::ThreadGroup* g = k.GroupByTgid(pid);
   if (g == nullptr || g->zombie) return Errno(ESRCH);
+  if (InitIgnores(*g, sig)) return 0;
   k.SendGroupSignal(*g, info);
   return 0;
 }

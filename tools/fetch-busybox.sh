@@ -6,7 +6,8 @@
 # Downloads busybox-static with `apt-get download` into a temporary directory,
 # extracts it with `dpkg-deb -x` and copies bin/busybox to DEST. Runs
 # `apt-get update` only when the first download fails (fresh machines have no
-# package lists). Idempotent: does nothing when DEST already exists.
+# package lists). Idempotent: does nothing when DEST is already an executable
+# file.
 set -eu
 
 if [ $# -ne 1 ]; then
@@ -18,8 +19,12 @@ case $dest in
   /*) ;;
   *) dest=$PWD/$dest ;;  # we cd into a temp dir below
 esac
-if [ -e "$dest" ]; then
+if [ -f "$dest" ] && [ -x "$dest" ]; then
   exit 0
+fi
+if [ -e "$dest" ]; then
+  echo "fetch-busybox: $dest exists but is not an executable file" >&2
+  exit 1
 fi
 
 tmp=$(mktemp -d)

@@ -33,8 +33,8 @@ esac
 case $bb in
   *"'"*) echo "compare.sh: busybox path must not contain a single quote: $bb" >&2; exit 2 ;;
 esac
-if [ ! -x "$bb" ]; then
-  echo "compare.sh: not executable: $bb" >&2
+if [ ! -f "$bb" ] || [ ! -x "$bb" ] || ! "$bb" true </dev/null; then
+  echo "compare.sh: not a working busybox: $bb" >&2
   exit 2
 fi
 if [ ! -r "$script_file" ]; then
