@@ -23,6 +23,36 @@ Result<std::vector<struct iovec>> CopyInIovecs(Task& t, GuestAddr addr, int iovc
   return v;
 }
 
+// Reads the guest buffers of `v` into one host buffer (for writev-style calls).
+Result<std::vector<uint8_t>> Gather(Task& t, const std::vector<struct iovec>& v) {
+  std::vector<uint8_t> data;
+  for (auto& i : v) {
+    size_t at = data.size();
+    data.resize(at + i.iov_len);
+    SENTRY_TRY(t.CopyInBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + at, i.iov_len}));
+  }
+  return data;
+}
+
+// Spreads the first `n` bytes of `data` over the guest buffers of `v` (readv-style calls).
+Result<void> Scatter(Task& t, const std::vector<struct iovec>& v, const std::vector<uint8_t>& data,
+                     size_t n) {
+  size_t done = 0;
+  for (auto& i : v) {
+    size_t c = std::min(i.iov_len, n - done);
+    if (c == 0) break;
+    SENTRY_TRY(t.CopyOutBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + done, c}));
+    done += c;
+  }
+  return Ok();
+}
+
+size_t TotalLength(const std::vector<struct iovec>& v) {
+  size_t total = 0;
+  for (auto& i : v) total += i.iov_len;
+  return total;
+}
+
 // Reads into a host buffer, then copies out (positional when off >= 0).
 Result<uint64_t> DoRead(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t count,
                         int64_t off) {
@@ -74,18 +104,10 @@ Result<uint64_t> SysReadv(Task& t, int fd, GuestAddr iov, int iovcnt) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
   // One read into a host buffer, scattered afterwards: the read is atomic as a whole.
-  size_t total = 0;
-  for (auto& i : v) total += i.iov_len;
   if (!f->Readable()) return Errno(EBADF);
-  std::vector<uint8_t> data(total);
+  std::vector<uint8_t> data(TotalLength(v));
   size_t n = SENTRY_TRY(f->Read(t, data));
-  size_t done = 0;
-  for (auto& i : v) {
-    size_t c = std::min(i.iov_len, n - done);
-    if (c == 0) break;
-    SENTRY_TRY(t.CopyOutBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + done, c}));
-    done += c;
-  }
+  SENTRY_TRY(Scatter(t, v, data, n));
   return n;
 }
 
@@ -93,12 +115,7 @@ Result<uint64_t> SysWritev(Task& t, int fd, GuestAddr iov, int iovcnt) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
   if (!f->Writable()) return Errno(EBADF);
-  std::vector<uint8_t> data;
-  for (auto& i : v) {
-    size_t at = data.size();
-    data.resize(at + i.iov_len);
-    SENTRY_TRY(t.CopyInBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + at, i.iov_len}));
-  }
+  std::vector<uint8_t> data = SENTRY_TRY(Gather(t, v));
   auto r = f->Write(t, data);
   if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
   if (!r.ok()) return r.error();
@@ -110,17 +127,9 @@ Result<uint64_t> SysPreadv(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t o
   auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
   if (off < 0) return Errno(EINVAL);
   if (!f->Readable()) return Errno(EBADF);
-  size_t total = 0;
-  for (auto& i : v) total += i.iov_len;
-  std::vector<uint8_t> data(total);
+  std::vector<uint8_t> data(TotalLength(v));
   size_t n = SENTRY_TRY(f->PRead(t, data, off));
-  size_t done = 0;
-  for (auto& i : v) {
-    size_t c = std::min(i.iov_len, n - done);
-    if (c == 0) break;
-    SENTRY_TRY(t.CopyOutBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + done, c}));
-    done += c;
-  }
+  SENTRY_TRY(Scatter(t, v, data, n));
   return n;
 }
 
@@ -129,12 +138,7 @@ Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t 
   auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
   if (off < 0) return Errno(EINVAL);
   if (!f->Writable()) return Errno(EBADF);
-  std::vector<uint8_t> data;
-  for (auto& i : v) {
-    size_t at = data.size();
-    data.resize(at + i.iov_len);
-    SENTRY_TRY(t.CopyInBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + at, i.iov_len}));
-  }
+  std::vector<uint8_t> data = SENTRY_TRY(Gather(t, v));
   return f->PWrite(t, data, off);
 }
 
