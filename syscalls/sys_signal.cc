@@ -148,14 +148,6 @@ abi::SigInfo UserInfo(Task& t, int sig, int code) {
   return info;
 }
 
-// The PID namespace's init only gets signals it has a handler for when they come from inside
-// the namespace (Linux's SIGNAL_UNKILLABLE); SIGKILL and SIGSTOP never reach it that way.
-bool InitIgnores(kernel::ThreadGroup& g, int sig) {
-  if (g.tgid != 1) return false;
-  if (sig == SIGKILL || sig == SIGSTOP) return true;
-  return g.handlers->actions[sig - 1].handler == abi::kSigDfl;
-}
-
 }  // namespace
 
 Result<uint64_t> SysKill(Task& t, int pid, int sig) {
@@ -177,10 +169,7 @@ Result<uint64_t> SysKill(Task& t, int pid, int sig) {
     if (targets.empty()) return Errno(ESRCH);
   }
   if (sig == 0) return 0;
-  for (kernel::ThreadGroup* g : targets) {
-    if (InitIgnores(*g, sig)) continue;
-    k.SendGroupSignal(*g, info);
-  }
+  for (kernel::ThreadGroup* g : targets) k.SendGroupSignal(*g, info);
   return 0;
 }
 
@@ -193,7 +182,6 @@ static Result<uint64_t> ThreadKill(Task& t, int tgid, int tid, const abi::SigInf
     return Errno(ESRCH);
   }
   if (info.signo == 0) return 0;
-  if (InitIgnores(target->tg(), info.signo)) return 0;
   k.SendTaskSignal(*target, info);
   return 0;
 }
@@ -217,7 +205,6 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
   absl::MutexLock l(&k.mu());
   kernel::ThreadGroup* g = k.GroupByTgid(pid);
   if (g == nullptr || g->zombie) return Errno(ESRCH);
-  if (InitIgnores(*g, sig)) return 0;
   k.SendGroupSignal(*g, info);
   return 0;
 }
@@ -283,12 +270,14 @@ Result<uint64_t> SysRtSigtimedwait(Task& t, GuestAddr set, GuestAddr info_addr,
       got = t.pending_.Dequeue(~want);
       if (!got) got = t.tg().pending.Dequeue(~want);
       if (got) break;
+      t.real_blocked_ = saved;
       t.mask_ = saved & ~want;
     }
     r = t.Wait(deadline);
     {
       absl::MutexLock l(&k.mu());
       t.mask_ = saved;
+      t.real_blocked_ = 0;
     }
     if (!r.ok()) {
       absl::MutexLock l(&k.mu());

@@ -194,6 +194,7 @@ class Task final : public Blocker {
   // Guarded by Kernel::mu_.
   std::shared_ptr<ThreadGroup> tg_;
   abi::SigSet mask_ = 0;
+  abi::SigSet real_blocked_ = 0;  // the mask rt_sigtimedwait lifted while it waits
   PendingSignals pending_;
   bool group_stopped_ = false;  // this thread has parked for a group stop
   bool exec_kill_ = false;      // another thread of the group is exec'ing: leave quietly

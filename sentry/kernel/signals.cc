@@ -2,6 +2,7 @@
 #include <asm/unistd.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -95,6 +96,13 @@ void Kernel::GroupExit(ThreadGroup& tg, int status) {
 static bool PrepareSignal(Kernel& k, ThreadGroup& tg, int sig, bool blocked)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(k.mu()) {
   if (tg.exiting) return false;
+  // The sandbox's init is unkillable from inside its PID namespace (Linux's
+  // SIGNAL_UNKILLABLE): signals it has no handler for are dropped unless blocked, and
+  // SIGKILL/SIGSTOP always. Faults do not come through here, so they still kill it.
+  if (tg.tgid == 1 && (sig == SIGKILL || sig == SIGSTOP ||
+                       (!blocked && tg.handlers->actions[sig - 1].handler == abi::kSigDfl))) {
+    return false;
+  }
   if (sig == SIGKILL) {
     k.GroupExit(tg, SignalStatus(SIGKILL, false));
     return false;
@@ -117,8 +125,14 @@ static bool PrepareSignal(Kernel& k, ThreadGroup& tg, int sig, bool blocked)
 }
 
 void Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
-  bool blocked = !tg.tasks.empty();
-  for (Task* t : tg.tasks) blocked &= (t->mask_ & SigBit(info.signo)) != 0;
+  // As Linux's sig_ignored() for kill(2): the mask of the task the pid names (the leader, or
+  // the first thread left once it has exited) decides whether an ignored signal is kept.
+  Task* named = tg.leader != nullptr && std::find(tg.tasks.begin(), tg.tasks.end(), tg.leader) !=
+                                            tg.tasks.end()
+                    ? tg.leader
+                    : (tg.tasks.empty() ? nullptr : tg.tasks.front());
+  bool blocked =
+      named != nullptr && ((named->mask_ | named->real_blocked_) & SigBit(info.signo)) != 0;
   if (!PrepareSignal(*this, tg, info.signo, blocked)) return;
   tg.pending.Enqueue(info);
   WakeForSignals(tg);
@@ -126,7 +140,8 @@ void Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
 
 void Kernel::SendTaskSignal(Task& t, const abi::SigInfo& info) {
   bool blocked = t.mask_ & SigBit(info.signo);
-  if (!PrepareSignal(*this, *t.tg_, info.signo, blocked)) return;
+  bool really_blocked = (t.mask_ | t.real_blocked_) & SigBit(info.signo);
+  if (!PrepareSignal(*this, *t.tg_, info.signo, really_blocked)) return;
   t.pending_.Enqueue(info);
   if (!blocked) t.Interrupt();
 }
