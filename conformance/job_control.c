@@ -174,7 +174,8 @@ TEST(setpgid_getpgid) {
 TEST(setsid_getsid) {
   pid_t gone = dead_pid();
   CHECK_ERRNO(getsid(gone), ESRCH);
-  CHECK(getsid(0) > 0);
+  // 0 when our session leader lives outside this PID namespace (CI runners).
+  CHECK(getsid(0) >= 0);
 
   int ready[2], done[2];
   CHECK_OK(pipe(ready));
