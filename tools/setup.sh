@@ -2,7 +2,10 @@
 # Installs what building and testing sentry needs on Debian 12 (run as root). Idempotent.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev libgtest-dev
-      libgmock-dev libcli11-dev nlohmann-json3-dev)
+      libgmock-dev libcli11-dev nlohmann-json3-dev
+      # tests/workloads: the programs its scripts run (/usr/share/doc/bash comes with bash)
+      bash python3 gcc make libc6-dev git tar gzip coreutils findutils grep sed mawk diffutils
+      util-linux mount)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
