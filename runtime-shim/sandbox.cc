@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,14 +10,17 @@
 #include "sentry/base/logging.h"
 #include "sentry/kernel/kernel.h"
 #include "syscalls/dispatch.h"
-#include "vfs/host_root.h"
+#include "gofer/client.h"
+#include "gofer/launch.h"
+#include "sentry/base/status.h"
+#include "sentry/kernel/procfs.h"
+#include "vfs/devfs.h"
+#include "vfs/gofer_fs.h"
+#include "vfs/mem_inode.h"
+#include "vfs/overlay.h"
 
 namespace sentry::shim {
 namespace {
-
-// Host directories the temporary read-only root exposes (plus the program's own directory).
-const char* const kExposed[] = {"/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32",
-                                "/etc"};
 
 std::string Realpath(const std::string& p) {
   char buf[PATH_MAX];
@@ -24,64 +28,176 @@ std::string Realpath(const std::string& p) {
   return buf;
 }
 
-// Finds `prog` the way a shell would: as given if it has a slash, else on the host PATH.
+// Finds `prog` on the host the way a shell would, for a clear error before start-up when
+// the guest's root is the host's.
 absl::StatusOr<std::string> FindProgram(const std::string& prog) {
   if (prog.find('/') != std::string::npos) {
     if (access(prog.c_str(), F_OK) != 0) return absl::NotFoundError(prog + ": no such file");
     return Realpath(prog);
   }
-  const char* path = getenv("PATH");
-  std::string p = path ? path : "/usr/bin:/bin";
+  std::string p = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   size_t i = 0;
   while (i <= p.size()) {
     size_t j = p.find(':', i);
     if (j == std::string::npos) j = p.size();
     std::string cand = p.substr(i, j - i) + "/" + prog;
-    if (access(cand.c_str(), X_OK) == 0) return Realpath(cand);
+    if (access(cand.c_str(), X_OK) == 0) return cand;
     i = j + 1;
   }
   return absl::NotFoundError(prog + ": command not found");
 }
 
+absl::Status CheckProgram(const std::string& prog) {
+  int fd = open(prog.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::PermissionDeniedError(prog + ": " + strerror(errno));
+  char magic[4] = {};
+  ssize_t n = read(fd, magic, 4);
+  struct stat st;
+  fstat(fd, &st);
+  close(fd);
+  if (S_ISDIR(st.st_mode)) return absl::InvalidArgumentError(prog + ": is a directory");
+  bool elf = n == 4 && memcmp(magic, "\x7f" "ELF", 4) == 0;
+  bool script = n >= 2 && magic[0] == '#' && magic[1] == '!';
+  if (!elf && !script) return absl::InvalidArgumentError(prog + ": not an ELF executable");
+  return absl::OkStatus();
+}
+
+// The `sentry` binary (which serves as the gofer) lives next to sentry-run.
+std::string SentryBinary() {
+  std::string self = Realpath("/proc/self/exe");
+  std::string dir = self.substr(0, self.rfind('/'));
+  return dir + "/sentry";
+}
+
+absl::Status Err(const std::string& what, const Errno& e) {
+  return absl::InternalError(what + ": " + strerror(e.code()));
+}
+
+// mkdir -p of a guest path in the (writable) root, as the sandbox's root user.
+Result<vfs::Path> MakeDirs(vfs::Vfs& v, const vfs::Context& ctx, const std::string& path) {
+  std::string cur;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i + 1);
+    if (j == std::string::npos) j = path.size();
+    cur = path.substr(0, j);
+    if (!v.Resolve(ctx, ctx.root, cur, true).ok()) SENTRY_TRY(v.Mkdir(ctx, ctx.root, cur, 0755));
+    i = j;
+  }
+  return v.Resolve(ctx, ctx.root, path.empty() ? "/" : path, true);
+}
+
+// Builds the guest's file system: overlay(gofer root, tmpfs) with /dev, /proc and binds.
+absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
+                                                  std::shared_ptr<gofer::Client> client) {
+  bool ro = true;
+  auto lower = vfs::NewGoferRoot(client, "/", &ro);
+  if (!lower.ok()) return Err("gofer attach of the root " + opts.rootfs, lower.error());
+  auto root = vfs::NewOverlayRoot(vfs::NewTmpfs(0755, 0, 0), *lower);
+  if (!root.ok()) return Err("overlay root", root.error());
+  auto v = std::make_unique<vfs::Vfs>(*root, "overlay", "overlay", 0);
+  vfs::Context ctx;
+  ctx.root = ctx.cwd = v->Root();
+  ctx.umask = 0;
+  auto mount = [&](const std::string& at, Result<vfs::InodeRef> ino, const char* type,
+                   int flags) -> absl::Status {
+    if (!ino.ok()) return Err(std::string("mount ") + type, ino.error());
+    auto target = MakeDirs(*v, ctx, at);
+    if (!target.ok()) return Err("mount point " + at, target.error());
+    auto r = v->MountAt(*target, *ino, type, type, flags);
+    if (!r.ok()) return Err("mount " + at, r.error());
+    return absl::OkStatus();
+  };
+  SENTRY_RETURN_IF_ERROR(mount("/dev", vfs::NewDevfs(), "devtmpfs", MS_NOSUID));
+  // /proc is mounted once the kernel exists (it describes the kernel's processes).
+  if (auto r = MakeDirs(*v, ctx, "/proc"); !r.ok()) return Err("/proc", r.error());
+  for (const auto& b : opts.binds) {
+    bool bind_ro = b.read_only;
+    auto broot = vfs::NewGoferRoot(client, b.guest, &bind_ro);
+    SENTRY_RETURN_IF_ERROR(mount(b.guest, broot, "bind", bind_ro ? MS_RDONLY : 0));
+  }
+  return v;
+}
+
 }  // namespace
+
+absl::StatusOr<SandboxOptions::Bind> ParseBind(const std::string& spec) {
+  SandboxOptions::Bind b;
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i <= spec.size()) {
+    size_t j = spec.find(':', i);
+    if (j == std::string::npos) j = spec.size();
+    parts.push_back(spec.substr(i, j - i));
+    i = j + 1;
+  }
+  if (parts.size() == 3) {
+    if (parts[2] != "ro" && parts[2] != "rw") {
+      return absl::InvalidArgumentError("--bind " + spec + ": the mode must be ro or rw");
+    }
+    b.read_only = parts[2] == "ro";
+  } else if (parts.size() > 3) {
+    return absl::InvalidArgumentError("--bind " + spec + ": expected HOST:GUEST[:ro]");
+  }
+  b.host = parts[0];
+  b.guest = parts.size() > 1 && !parts[1].empty() ? parts[1] : parts[0];
+  if (b.guest.empty() || b.guest[0] != '/') {
+    return absl::InvalidArgumentError("--bind " + spec + ": the guest path must be absolute");
+  }
+  std::string real = Realpath(b.host);
+  struct stat st;
+  if (real.empty() || stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError("--bind " + spec + ": " + b.host +
+                                      " is not a host directory");
+  }
+  b.host = real;
+  return b;
+}
 
 absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   log::Init(opts.debug ? spdlog::level::debug : spdlog::level::warn, opts.strace);
   if (opts.argv.empty()) return absl::InvalidArgumentError("no program given");
-  auto prog = FindProgram(opts.argv[0]);
-  if (!prog.ok()) return prog.status();
-  // A clear error for something that is not a program at all.
-  int fd = open(prog->c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::PermissionDeniedError(*prog + ": " + strerror(errno));
-  char magic[4] = {};
-  ssize_t n = read(fd, magic, 4);
-  close(fd);
-  struct stat st;
-  stat(prog->c_str(), &st);
-  if (S_ISDIR(st.st_mode)) return absl::InvalidArgumentError(*prog + ": is a directory");
-  bool elf = n == 4 && memcmp(magic, "\x7f" "ELF", 4) == 0;
-  bool script = n >= 2 && magic[0] == '#' && magic[1] == '!';
-  if (!elf && !script) return absl::InvalidArgumentError(*prog + ": not an ELF executable");
+  std::string prog = opts.argv[0];
+  if (opts.rootfs == "/") {
+    auto found = FindProgram(opts.argv[0]);
+    if (!found.ok()) return found.status();
+    SENTRY_RETURN_IF_ERROR(CheckProgram(*found));
+    prog = *found;
+  }
 
   auto platform = platform::NewPlatform(opts.platform);
   if (!platform.ok()) return platform.status();
 
-  std::vector<std::string> exposed(std::begin(kExposed), std::end(kExposed));
-  std::vector<std::string> present;
-  for (auto& e : exposed) {
-    struct stat s;
-    if (lstat(e.c_str(), &s) == 0) present.push_back(e);
-  }
-  std::string dir = prog->substr(0, prog->rfind('/'));
-  if (!dir.empty()) present.push_back(dir);
-  auto root = std::make_unique<vfs::HostRoot>(present);
+  std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, true}};
+  for (const auto& b : opts.binds) gmounts.push_back({b.guest, b.host, b.read_only});
+  auto gp = gofer::StartGofer(SentryBinary(), gmounts);
+  if (!gp.ok()) return gp.status();
+  auto client = std::make_shared<gofer::Client>(gp->sock);
+  pid_t gofer_pid = gp->pid;
+  client->set_on_death([] {
+    fprintf(stderr, "sentry-run: the gofer exited; guest file operations now fail with EIO\n");
+  });
+  auto vfs_or = BuildVfs(opts, client);
+  if (!vfs_or.ok()) return vfs_or.status();
 
-  kernel::Kernel k(std::move(*platform), std::move(root));
+  kernel::Kernel k(std::move(*platform), std::move(*vfs_or));
+  {
+    // /proc needs the kernel; mount it over the placeholder mount point made above.
+    vfs::Context ctx;
+    ctx.root = ctx.cwd = k.vfs().Root();
+    auto target = k.vfs().Resolve(ctx, ctx.root, "/proc", true);
+    if (!target.ok()) return Err("/proc", target.error());
+    auto r = k.vfs().MountAt(*target, kernel::NewProcfs(k), "proc", "proc",
+                             MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    if (!r.ok()) return Err("mount /proc", r.error());
+  }
   k.set_dispatch(&syscalls::Dispatch);
   kernel::Kernel::StartOptions so;
-  so.path = *prog;
+  so.path = prog;
+  if (!opts.cwd.empty()) so.cwd = opts.cwd;
   so.argv = opts.argv;
-  so.envp = {"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=/root", "LANG=C.UTF-8"};
+  so.envp = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
+             "LANG=C.UTF-8"};
   if (const char* term = getenv("TERM")) so.envp.push_back(std::string("TERM=") + term);
   for (const auto& e : opts.env) so.envp.push_back(e);
   const char* names[] = {"stdin", "stdout", "stderr"};
@@ -96,7 +212,12 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   }
   signal(SIGPIPE, SIG_IGN);
   auto status = k.Run(so);
+  bool gofer_died = client->dead();
+  client.reset();
+  kill(gofer_pid, SIGKILL);
+  waitpid(gofer_pid, nullptr, 0);
   if (!status.ok()) return status.status();
+  if (gofer_died) return absl::UnavailableError("the gofer died while the sandbox ran");
   int s = *status;
   if (WIFSIGNALED(s)) return 128 + WTERMSIG(s);
   return WEXITSTATUS(s);

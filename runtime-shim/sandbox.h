@@ -14,7 +14,19 @@ struct SandboxOptions {
   bool debug = false;
   std::vector<std::string> argv;  // argv[0] is the program
   std::vector<std::string> env;   // extra KEY=VALUE
+  // The guest's root: a host directory seen read-only under an in-memory upper layer.
+  std::string rootfs = "/";
+  struct Bind {
+    std::string host;
+    std::string guest;
+    bool read_only = false;
+  };
+  std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
+  std::string cwd;          // initial working directory (default: the workspace, or /)
 };
+
+// Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.
+absl::StatusOr<SandboxOptions::Bind> ParseBind(const std::string& spec);
 
 // Returns the guest's exit status as a shell reports it (128+N for death by signal N).
 absl::StatusOr<int> RunSandbox(const SandboxOptions& opts);

@@ -9,8 +9,13 @@ namespace {
 
 void Usage(FILE* out) {
   fprintf(out,
-          "usage: sentry-run [--platform=ptrace] [--strace] [--debug] [--env KEY=VALUE]... "
-          "-- PROGRAM [ARGS...]\n");
+          "usage: sentry-run [--platform=ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
+          "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
+          "                  [--cwd DIR] -- PROGRAM [ARGS...]\n"
+          "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
+          "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
+          "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
+          "path and starts there.\n");
 }
 
 }  // namespace
@@ -48,6 +53,26 @@ int main(int argc, char** argv) {
         return 2;
       }
       opts.env.push_back(v);
+    } else if (const char* v = value("--rootfs")) {
+      opts.rootfs = v;
+    } else if (const char* v = value("--bind")) {
+      auto b = sentry::shim::ParseBind(v);
+      if (!b.ok()) {
+        fprintf(stderr, "sentry-run: %s\n", std::string(b.status().message()).c_str());
+        return 2;
+      }
+      opts.binds.push_back(*b);
+    } else if (const char* v = value("--workspace")) {
+      auto b = sentry::shim::ParseBind(std::string(v) + ":" + v + ":rw");
+      if (!b.ok()) {
+        fprintf(stderr, "sentry-run: %s\n", std::string(b.status().message()).c_str());
+        return 2;
+      }
+      b->guest = b->host;
+      opts.binds.push_back(*b);
+      opts.cwd = b->host;
+    } else if (const char* v = value("--cwd")) {
+      opts.cwd = v;
     } else if (a.rfind("-", 0) == 0) {
       fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
       return 2;

@@ -18,8 +18,14 @@ inline uint64_t NofileLimit(Task& t) {
   return t.tg().rlimits[RLIMIT_NOFILE].cur;
 }
 
-// Resolves (dirfd, path) to an absolute guest path. EBADF/ENOTDIR as Linux for bad dirfds.
-Result<std::string> AbsPath(Task& t, int dirfd, const std::string& path);
+// Where a *at() walk of `path` starts: the cwd for AT_FDCWD, the directory `dirfd` names
+// otherwise (EBADF, ENOTDIR as Linux). Absolute paths ignore it.
+Result<vfs::Path> StartAt(Task& t, const vfs::Context& ctx, int dirfd, const std::string& path);
+// Resolves (dirfd, path) with AT_SYMLINK_NOFOLLOW / AT_EMPTY_PATH `flags`.
+Result<vfs::Path> ResolveAt(Task& t, const vfs::Context& ctx, int dirfd, GuestAddr path,
+                            int flags);
+// The path of an open file as the task sees it ("pipe:[N]" and such for anonymous files).
+std::string FilePath(Task& t, const vfs::FileRef& f);
 
 // A guest timespec, validated (EINVAL for bad nanoseconds).
 Result<absl::Duration> CopyInDuration(Task& t, GuestAddr addr);

@@ -7,21 +7,35 @@
 
 namespace sentry::syscalls {
 
-Result<std::string> AbsPath(Task& t, int dirfd, const std::string& path) {
-  if (path.empty()) return Errno(ENOENT);
-  if (path[0] == '/' || dirfd == AT_FDCWD) return vfs::HostRoot::Join(t.fs().cwd, path);
+Result<vfs::Path> StartAt(Task& t, const vfs::Context& ctx, int dirfd, const std::string& path) {
+  if ((!path.empty() && path[0] == '/') || dirfd == AT_FDCWD) return ctx.cwd;
   auto f = SENTRY_TRY(GetFile(t, dirfd));
-  struct stat st;
-  SENTRY_TRY(f->Stat(&st));
-  if (!S_ISDIR(st.st_mode)) return Errno(ENOTDIR);
-  return vfs::HostRoot::Join(f->Name(), path);
+  if (!f->dentry()) return Errno(ENOTDIR);
+  vfs::Path p{f->mount(), f->dentry()};
+  if (!p.inode()->IsDir() && !path.empty()) return Errno(ENOTDIR);
+  return p;
+}
+
+Result<vfs::Path> ResolveAt(Task& t, const vfs::Context& ctx, int dirfd, GuestAddr path_addr,
+                            int flags) {
+  std::string path = SENTRY_TRY(t.CopyInString(path_addr));
+  if (path.empty()) {
+    if (!(flags & AT_EMPTY_PATH)) return Errno(ENOENT);
+    if (dirfd == AT_FDCWD) return ctx.cwd;
+    auto f = SENTRY_TRY(GetFile(t, dirfd));
+    if (!f->dentry()) return Errno(EBADF);  // anonymous files have no place (callers fstat)
+    return vfs::Path{f->mount(), f->dentry()};
+  }
+  vfs::Path start = SENTRY_TRY(StartAt(t, ctx, dirfd, path));
+  return t.kernel().vfs().Resolve(ctx, start, path, !(flags & AT_SYMLINK_NOFOLLOW));
 }
 
 Result<uint64_t> SysOpenat(Task& t, int dirfd, GuestAddr path_addr, int flags, uint32_t mode) {
-  (void)mode;
   std::string path = SENTRY_TRY(t.CopyInString(path_addr));
-  std::string abs = SENTRY_TRY(AbsPath(t, dirfd, path));
-  auto f = SENTRY_TRY(t.kernel().root().Open(abs, flags & ~O_CLOEXEC, !(flags & O_NOFOLLOW)));
+  if ((flags & O_TMPFILE) == O_TMPFILE) return Errno(EOPNOTSUPP);
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path start = SENTRY_TRY(StartAt(t, ctx, dirfd, path));
+  auto f = SENTRY_TRY(t.kernel().vfs().Open(ctx, start, path, flags & ~O_CLOEXEC, mode));
   return t.fds().Add(f, flags & O_CLOEXEC, 0, NofileLimit(t));
 }
 
@@ -140,12 +154,15 @@ Result<uint64_t> SysIoctl(Task& t, int fd, uint64_t cmd, uint64_t arg) {
 Result<uint64_t> SysFaccessat2(Task& t, int dirfd, GuestAddr path_addr, int mode, int flags) {
   if (mode & ~7) return Errno(EINVAL);
   if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Errno(EINVAL);
-  std::string path = SENTRY_TRY(t.CopyInString(path_addr));
-  std::string abs = SENTRY_TRY(AbsPath(t, dirfd, path));
-  struct stat st;
-  SENTRY_TRY(t.kernel().root().Stat(abs, !(flags & AT_SYMLINK_NOFOLLOW), &st));
-  if ((mode & W_OK) && !S_ISCHR(st.st_mode)) return Errno(EROFS);  // the tree is read-only
-  if ((mode & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111)) return Errno(EACCES);
+  vfs::Context ctx = t.VfsContext();
+  if (!(flags & AT_EACCESS)) {
+    // access(2) checks with the real ids, not the effective (fs) ones.
+    absl::MutexLock l(&t.kernel().mu());
+    ctx.creds.uid = t.tg().creds.ruid;
+    ctx.creds.gid = t.tg().creds.rgid;
+  }
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, flags));
+  SENTRY_TRY(t.kernel().vfs().Access(ctx, p, mode));
   return 0;
 }
 
@@ -160,9 +177,15 @@ Result<uint64_t> SysAccess(Task& t, GuestAddr path, int mode) {
 Result<uint64_t> SysReadlinkat(Task& t, int dirfd, GuestAddr path_addr, GuestAddr buf,
                                int size) {
   if (size <= 0) return Errno(EINVAL);
-  std::string path = SENTRY_TRY(t.CopyInString(path_addr));
-  std::string abs = SENTRY_TRY(AbsPath(t, dirfd, path));
-  std::string target = SENTRY_TRY(t.kernel().root().ReadLink(abs));
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH));
+  if (!p.inode()->IsSymlink()) return Errno(EINVAL);
+  std::string target;
+  if (vfs::FileRef f = p.inode()->MagicFile()) {
+    target = FilePath(t, f);
+  } else {
+    target = SENTRY_TRY(p.inode()->ReadLink());
+  }
   size_t n = std::min<size_t>(target.size(), size);
   SENTRY_TRY(t.CopyOutBytes(buf, {reinterpret_cast<const uint8_t*>(target.data()), n}));
   return n;
@@ -181,35 +204,50 @@ Result<uint64_t> SysGetdents64(Task& t, int fd, GuestAddr buf, uint32_t count) {
 }
 
 Result<uint64_t> SysGetcwd(Task& t, GuestAddr buf, size_t size) {
-  std::string cwd = t.fs().cwd;
+  vfs::Context ctx = t.VfsContext();
+  std::string cwd = t.kernel().vfs().PathString(ctx.root, ctx.cwd);
+  if (cwd.ends_with(" (deleted)")) return Errno(ENOENT);
   if (size < cwd.size() + 1) return Errno(ERANGE);
   SENTRY_TRY(t.CopyOutBytes(buf, {reinterpret_cast<const uint8_t*>(cwd.c_str()), cwd.size() + 1}));
   return cwd.size() + 1;
 }
 
-static Result<uint64_t> ChdirTo(Task& t, const std::string& abs) {
-  auto node = SENTRY_TRY(t.kernel().root().Resolve(abs, true));
-  struct stat st;
-  SENTRY_TRY(t.kernel().root().Stat(node.path, true, &st));
-  if (!S_ISDIR(st.st_mode)) return Errno(ENOTDIR);
-  t.fs().cwd = node.path;
+static Result<uint64_t> ChdirTo(Task& t, const vfs::Context& ctx, const vfs::Path& p) {
+  if (!p.inode()->IsDir()) return Errno(ENOTDIR);
+  SENTRY_TRY(t.kernel().vfs().Access(ctx, p, X_OK));
+  t.fs().set_cwd(p);
   return 0;
 }
 
 Result<uint64_t> SysChdir(Task& t, GuestAddr path_addr) {
-  std::string path = SENTRY_TRY(t.CopyInString(path_addr));
-  return ChdirTo(t, SENTRY_TRY(AbsPath(t, AT_FDCWD, path)));
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, path_addr, 0));
+  return ChdirTo(t, ctx, p);
 }
 
 Result<uint64_t> SysFchdir(Task& t, int fd) {
   auto f = SENTRY_TRY(GetFile(t, fd));
-  return ChdirTo(t, f->Name());
+  if (!f->dentry()) return Errno(ENOTDIR);
+  return ChdirTo(t, t.VfsContext(), {f->mount(), f->dentry()});
+}
+
+Result<uint64_t> SysChroot(Task& t, GuestAddr path_addr) {
+  vfs::Context ctx = t.VfsContext();
+  if (!ctx.creds.privileged()) return Errno(EPERM);
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, path_addr, 0));
+  if (!p.inode()->IsDir()) return Errno(ENOTDIR);
+  SENTRY_TRY(t.kernel().vfs().Access(ctx, p, X_OK));
+  t.fs().set_root(p);
+  return 0;
+}
+
+std::string FilePath(Task& t, const vfs::FileRef& f) {
+  if (!f->dentry()) return f->Name();
+  return t.kernel().vfs().PathString(t.fs().root(), {f->mount(), f->dentry()});
 }
 
 Result<uint64_t> SysUmask(Task& t, uint32_t mask) {
-  uint32_t old = t.fs().umask;
-  t.fs().umask = mask & 0777;
-  return old;
+  return t.fs().exchange_umask(mask);
 }
 
 }  // namespace sentry::syscalls

@@ -30,7 +30,7 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
   if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) return Errno(EACCES);
   int mflags = (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS;
   uint64_t at = SENTRY_TRY(t.mm().MapAnonymous(t.ctx(), addr, len, prot | PROT_WRITE, mflags,
-                                               f->Name()));
+                                               FilePath(t, f)));
   std::vector<uint8_t> buf(1 << 20);
   for (uint64_t done = 0; done < len;) {
     size_t want = std::min<uint64_t>(buf.size(), len - done);

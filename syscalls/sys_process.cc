@@ -13,6 +13,7 @@
 #include "sentry/base/logging.h"
 #include "sentry/kernel/futex.h"
 #include "sentry/loader/exec.h"
+#include "sentry/kernel/procfs.h"
 #include "syscalls/common.h"
 
 namespace sentry::syscalls {
@@ -64,6 +65,8 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
       tg->creds = p.creds;
       tg->rlimits = p.rlimits;
       tg->argv = p.argv;
+      tg->envp = p.envp;
+      tg->exe = p.exe;
       tg->handlers = std::make_shared<kernel::SignalHandlers>(*p.handlers);
       parent->children.push_back(tg);
       k.groups()[tid] = tg;
@@ -277,6 +280,7 @@ Result<uint64_t> SysSetpgid(Task& t, int pid, int pgid) {
   if (target == nullptr || target->zombie) return Errno(ESRCH);
   if (target != &t.tg() && target->parent != &t.tg()) return Errno(ESRCH);
   if (target->tgid == target->sid) return Errno(EPERM);  // a session leader
+  if (target != &t.tg() && target->did_exec) return Errno(EACCES);
   if (target->sid != t.tg().sid) return Errno(EPERM);
   if (pgid == 0) pgid = target->tgid;
   if (pgid != target->tgid) {
@@ -425,7 +429,7 @@ Result<uint64_t> SysUname(Task& t, GuestAddr buf) {
   abi::Utsname u{};
   strcpy(u.sysname, "Linux");
   strncpy(u.nodename, t.kernel().hostname.c_str(), 64);
-  strcpy(u.release, "6.1.0-sentry");
+  snprintf(u.release, sizeof(u.release), "%s", kernel::OsRelease().c_str());
   strcpy(u.version, "#1 SMP sentry");
   strcpy(u.machine, "x86_64");
   strcpy(u.domainname, "(none)");

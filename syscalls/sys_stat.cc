@@ -12,14 +12,14 @@ namespace {
 
 Result<void> StatAt(Task& t, int dirfd, GuestAddr path_addr, int flags, struct stat* st) {
   std::string path = SENTRY_TRY(t.CopyInString(path_addr));
-  if (path.empty()) {
-    if (!(flags & AT_EMPTY_PATH)) return Errno(ENOENT);
-    if (dirfd == AT_FDCWD) return t.kernel().root().Stat(t.fs().cwd, true, st);
+  if (path.empty() && (flags & AT_EMPTY_PATH) && dirfd != AT_FDCWD) {
     auto f = SENTRY_TRY(GetFile(t, dirfd));
     return f->Stat(st);
   }
-  std::string abs = SENTRY_TRY(AbsPath(t, dirfd, path));
-  return t.kernel().root().Stat(abs, !(flags & AT_SYMLINK_NOFOLLOW), st);
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, flags));
+  *st = SENTRY_TRY(p.inode()->Stat());
+  return Ok();
 }
 
 }  // namespace

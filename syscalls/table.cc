@@ -12,6 +12,58 @@ Result<uint64_t> SysAccess(Task& t, GuestAddr path, int mode);
 Result<uint64_t> SysArchPrctl(Task& t, int code, uint64_t addr);
 Result<uint64_t> SysBrk(Task& t, uint64_t addr);
 Result<uint64_t> SysChdir(Task& t, GuestAddr path_addr);
+Result<uint64_t> SysMkdir(Task& t, GuestAddr path, uint32_t mode);
+Result<uint64_t> SysMkdirat(Task& t, int dirfd, GuestAddr path, uint32_t mode);
+Result<uint64_t> SysMknod(Task& t, GuestAddr path, uint32_t mode, uint32_t dev);
+Result<uint64_t> SysMknodat(Task& t, int dirfd, GuestAddr path, uint32_t mode, uint32_t dev);
+Result<uint64_t> SysRmdir(Task& t, GuestAddr path);
+Result<uint64_t> SysUnlink(Task& t, GuestAddr path);
+Result<uint64_t> SysUnlinkat(Task& t, int dirfd, GuestAddr path, int flags);
+Result<uint64_t> SysRename(Task& t, GuestAddr oldpath, GuestAddr newpath);
+Result<uint64_t> SysRenameat(Task& t, int olddirfd, GuestAddr oldpath, int newdirfd, GuestAddr newpath);
+Result<uint64_t> SysRenameat2(Task& t, int olddirfd, GuestAddr oldpath, int newdirfd, GuestAddr newpath, uint32_t flags);
+Result<uint64_t> SysLink(Task& t, GuestAddr oldpath, GuestAddr newpath);
+Result<uint64_t> SysLinkat(Task& t, int olddirfd, GuestAddr oldpath, int newdirfd, GuestAddr newpath, int flags);
+Result<uint64_t> SysSymlink(Task& t, GuestAddr target, GuestAddr path);
+Result<uint64_t> SysSymlinkat(Task& t, GuestAddr target, int dirfd, GuestAddr path);
+Result<uint64_t> SysChmod(Task& t, GuestAddr path, uint32_t mode);
+Result<uint64_t> SysFchmod(Task& t, int fd, uint32_t mode);
+Result<uint64_t> SysFchmodat(Task& t, int dirfd, GuestAddr path, uint32_t mode);
+Result<uint64_t> SysChown(Task& t, GuestAddr path, uint32_t uid, uint32_t gid);
+Result<uint64_t> SysFchown(Task& t, int fd, uint32_t uid, uint32_t gid);
+Result<uint64_t> SysLchown(Task& t, GuestAddr path, uint32_t uid, uint32_t gid);
+Result<uint64_t> SysFchownat(Task& t, int dirfd, GuestAddr path, uint32_t uid, uint32_t gid, int flags);
+Result<uint64_t> SysUtimensat(Task& t, int dirfd, GuestAddr path, GuestAddr times, int flags);
+Result<uint64_t> SysFutimesat(Task& t, int dirfd, GuestAddr path, GuestAddr times);
+Result<uint64_t> SysUtimes(Task& t, GuestAddr path, GuestAddr times);
+Result<uint64_t> SysUtime(Task& t, GuestAddr path, GuestAddr times);
+Result<uint64_t> SysTruncate(Task& t, GuestAddr path, int64_t length);
+Result<uint64_t> SysFtruncate(Task& t, int fd, int64_t length);
+Result<uint64_t> SysFallocate(Task& t, int fd, int mode, int64_t offset, int64_t len);
+Result<uint64_t> SysFsync(Task& t, int fd);
+Result<uint64_t> SysFdatasync(Task& t, int fd);
+Result<uint64_t> SysSyncfs(Task& t, int fd);
+Result<uint64_t> SysSync(Task& t);
+Result<uint64_t> SysStatfs(Task& t, GuestAddr path, GuestAddr buf);
+Result<uint64_t> SysFstatfs(Task& t, int fd, GuestAddr buf);
+Result<uint64_t> SysFadvise64(Task& t, int fd, int64_t offset, int64_t len, int advice);
+Result<uint64_t> SysReadahead(Task& t, int fd, int64_t offset, size_t count);
+Result<uint64_t> SysNameToHandleAt(Task& t, int dirfd, GuestAddr path, GuestAddr handle, GuestAddr mount_id, int flags);
+Result<uint64_t> SysGetxattr(Task& t, GuestAddr path, GuestAddr name, GuestAddr value, size_t size);
+Result<uint64_t> SysLgetxattr(Task& t, GuestAddr path, GuestAddr name, GuestAddr value, size_t size);
+Result<uint64_t> SysFgetxattr(Task& t, int fd, GuestAddr name, GuestAddr value, size_t size);
+Result<uint64_t> SysSetxattr(Task& t, GuestAddr path, GuestAddr name, GuestAddr value, size_t size, int flags);
+Result<uint64_t> SysLsetxattr(Task& t, GuestAddr path, GuestAddr name, GuestAddr value, size_t size, int flags);
+Result<uint64_t> SysFsetxattr(Task& t, int fd, GuestAddr name, GuestAddr value, size_t size, int flags);
+Result<uint64_t> SysListxattr(Task& t, GuestAddr path, GuestAddr list, size_t size);
+Result<uint64_t> SysLlistxattr(Task& t, GuestAddr path, GuestAddr list, size_t size);
+Result<uint64_t> SysFlistxattr(Task& t, int fd, GuestAddr list, size_t size);
+Result<uint64_t> SysRemovexattr(Task& t, GuestAddr path, GuestAddr name);
+Result<uint64_t> SysLremovexattr(Task& t, GuestAddr path, GuestAddr name);
+Result<uint64_t> SysFremovexattr(Task& t, int fd, GuestAddr name);
+Result<uint64_t> SysMount(Task& t, GuestAddr source, GuestAddr target, GuestAddr type, uint64_t flags, GuestAddr data);
+Result<uint64_t> SysUmount2(Task& t, GuestAddr target, int flags);
+Result<uint64_t> SysChroot(Task& t, GuestAddr path);
 Result<uint64_t> SysClockGetres(Task& t, int clock, GuestAddr tp);
 Result<uint64_t> SysClockGettime(Task& t, int clock, GuestAddr tp);
 Result<uint64_t> SysClockNanosleep(Task& t, int clock, int flags, GuestAddr req, GuestAddr rem);
@@ -134,7 +186,7 @@ namespace {
 constexpr SyscallEntry kTable[] = {
     FULL(0, "read", SysRead, Arg::kFd, Arg::kPtr, Arg::kUint),
     FULL(1, "write", SysWrite, Arg::kFd, Arg::kPtr, Arg::kUint),
-    PARTIAL(2, "open", SysOpen, "read-only host tree until the gofer lands", Arg::kStr, Arg::kHex, Arg::kOct),
+    PARTIAL(2, "open", SysOpen, "O_TMPFILE: EOPNOTSUPP; FIFOs open without waiting", Arg::kStr, Arg::kHex, Arg::kOct),
     FULL(3, "close", SysClose, Arg::kFd),
     FULL(4, "stat", SysStat, Arg::kStr, Arg::kPtr),
     FULL(5, "fstat", SysFstat, Arg::kFd, Arg::kPtr),
@@ -206,27 +258,27 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(71, "msgctl", ""),
     PARTIAL(72, "fcntl", SysFcntl, "no record locks yet", Arg::kFd, Arg::kInt, Arg::kHex),
     UNIMPL(73, "flock", ""),
-    UNIMPL(74, "fsync", ""),
-    UNIMPL(75, "fdatasync", ""),
-    UNIMPL(76, "truncate", ""),
-    UNIMPL(77, "ftruncate", ""),
+    FULL(74, "fsync", SysFsync, Arg::kFd),
+    FULL(75, "fdatasync", SysFdatasync, Arg::kFd),
+    FULL(76, "truncate", SysTruncate, Arg::kStr, Arg::kInt),
+    FULL(77, "ftruncate", SysFtruncate, Arg::kFd, Arg::kInt),
     UNIMPL(78, "getdents", ""),
     FULL(79, "getcwd", SysGetcwd, Arg::kPtr, Arg::kUint),
     FULL(80, "chdir", SysChdir, Arg::kStr),
     FULL(81, "fchdir", SysFchdir, Arg::kFd),
-    UNIMPL(82, "rename", ""),
-    UNIMPL(83, "mkdir", ""),
-    UNIMPL(84, "rmdir", ""),
-    PARTIAL(85, "creat", SysCreat, "read-only tree: EROFS", Arg::kStr, Arg::kOct),
-    UNIMPL(86, "link", ""),
-    UNIMPL(87, "unlink", ""),
-    UNIMPL(88, "symlink", ""),
+    PARTIAL(82, "rename", SysRename, "directories with a lower-layer part: EXDEV (as overlayfs)", Arg::kStr, Arg::kStr),
+    FULL(83, "mkdir", SysMkdir, Arg::kStr, Arg::kOct),
+    FULL(84, "rmdir", SysRmdir, Arg::kStr),
+    FULL(85, "creat", SysCreat, Arg::kStr, Arg::kOct),
+    FULL(86, "link", SysLink, Arg::kStr, Arg::kStr),
+    FULL(87, "unlink", SysUnlink, Arg::kStr),
+    FULL(88, "symlink", SysSymlink, Arg::kStr, Arg::kStr),
     FULL(89, "readlink", SysReadlink, Arg::kStr, Arg::kPtr, Arg::kInt),
-    UNIMPL(90, "chmod", ""),
-    UNIMPL(91, "fchmod", ""),
-    UNIMPL(92, "chown", ""),
-    UNIMPL(93, "fchown", ""),
-    UNIMPL(94, "lchown", ""),
+    FULL(90, "chmod", SysChmod, Arg::kStr, Arg::kOct),
+    FULL(91, "fchmod", SysFchmod, Arg::kFd, Arg::kOct),
+    FULL(92, "chown", SysChown, Arg::kStr, Arg::kInt, Arg::kInt),
+    FULL(93, "fchown", SysFchown, Arg::kFd, Arg::kInt, Arg::kInt),
+    FULL(94, "lchown", SysLchown, Arg::kStr, Arg::kInt, Arg::kInt),
     FULL(95, "umask", SysUmask, Arg::kOct),
     FULL(96, "gettimeofday", SysGettimeofday, Arg::kPtr, Arg::kPtr),
     FULL(97, "getrlimit", SysGetrlimit, Arg::kInt, Arg::kPtr),
@@ -264,13 +316,13 @@ constexpr SyscallEntry kTable[] = {
     FULL(129, "rt_sigqueueinfo", SysRtSigqueueinfo, Arg::kInt, Arg::kSig, Arg::kPtr),
     FULL(130, "rt_sigsuspend", SysRtSigsuspend, Arg::kPtr, Arg::kUint),
     PARTIAL(131, "sigaltstack", SysSigaltstack, "SS_AUTODISARM is ignored", Arg::kPtr, Arg::kPtr),
-    UNIMPL(132, "utime", ""),
-    UNIMPL(133, "mknod", ""),
+    FULL(132, "utime", SysUtime, Arg::kStr, Arg::kPtr),
+    PARTIAL(133, "mknod", SysMknod, "FIFOs open without waiting for the other side", Arg::kStr, Arg::kOct, Arg::kHex),
     UNIMPL(134, "uselib", ""),
     UNIMPL(135, "personality", ""),
     UNIMPL(136, "ustat", ""),
-    UNIMPL(137, "statfs", ""),
-    UNIMPL(138, "fstatfs", ""),
+    FULL(137, "statfs", SysStatfs, Arg::kStr, Arg::kPtr),
+    FULL(138, "fstatfs", SysFstatfs, Arg::kFd, Arg::kPtr),
     UNIMPL(139, "sysfs", ""),
     UNIMPL(140, "getpriority", ""),
     UNIMPL(141, "setpriority", ""),
@@ -293,12 +345,12 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(158, "arch_prctl", SysArchPrctl, "ARCH_SET/GET_FS and _GS only", Arg::kHex, Arg::kPtr),
     UNIMPL(159, "adjtimex", ""),
     PARTIAL(160, "setrlimit", SysSetrlimit, "limits are recorded; RLIMIT_NOFILE and RLIMIT_NPROC are enforced", Arg::kInt, Arg::kPtr),
-    UNIMPL(161, "chroot", ""),
-    UNIMPL(162, "sync", ""),
+    FULL(161, "chroot", SysChroot, Arg::kStr),
+    FULL(162, "sync", SysSync),
     UNIMPL(163, "acct", ""),
     UNIMPL(164, "settimeofday", ""),
-    UNIMPL(165, "mount", "mount namespace: gofer stage"),
-    UNIMPL(166, "umount2", ""),
+    PARTIAL(165, "mount", SysMount, "tmpfs and bind mounts; no remount, move or propagation flags", Arg::kStr, Arg::kStr, Arg::kStr, Arg::kHex, Arg::kPtr),
+    FULL(166, "umount2", SysUmount2, Arg::kStr, Arg::kHex),
     UNIMPL(167, "swapon", ""),
     UNIMPL(168, "swapoff", ""),
     UNIMPL(169, "reboot", ""),
@@ -319,19 +371,19 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(184, "tuxcall", ""),
     UNIMPL(185, "security", ""),
     FULL(186, "gettid", SysGettid),
-    UNIMPL(187, "readahead", ""),
-    UNIMPL(188, "setxattr", ""),
-    UNIMPL(189, "lsetxattr", ""),
-    UNIMPL(190, "fsetxattr", ""),
-    UNIMPL(191, "getxattr", ""),
-    UNIMPL(192, "lgetxattr", ""),
-    UNIMPL(193, "fgetxattr", ""),
-    UNIMPL(194, "listxattr", ""),
-    UNIMPL(195, "llistxattr", ""),
-    UNIMPL(196, "flistxattr", ""),
-    UNIMPL(197, "removexattr", ""),
-    UNIMPL(198, "lremovexattr", ""),
-    UNIMPL(199, "fremovexattr", ""),
+    PARTIAL(187, "readahead", SysReadahead, "a hint; does nothing", Arg::kFd, Arg::kInt, Arg::kUint),
+    PARTIAL(188, "setxattr", SysSetxattr, "tmpfs and overlay upper: EOPNOTSUPP", Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
+    PARTIAL(189, "lsetxattr", SysLsetxattr, "tmpfs and overlay upper: EOPNOTSUPP", Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
+    PARTIAL(190, "fsetxattr", SysFsetxattr, "tmpfs and overlay upper: EOPNOTSUPP", Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
+    FULL(191, "getxattr", SysGetxattr, Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint),
+    FULL(192, "lgetxattr", SysLgetxattr, Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint),
+    FULL(193, "fgetxattr", SysFgetxattr, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kUint),
+    FULL(194, "listxattr", SysListxattr, Arg::kStr, Arg::kPtr, Arg::kUint),
+    FULL(195, "llistxattr", SysLlistxattr, Arg::kStr, Arg::kPtr, Arg::kUint),
+    FULL(196, "flistxattr", SysFlistxattr, Arg::kFd, Arg::kPtr, Arg::kUint),
+    FULL(197, "removexattr", SysRemovexattr, Arg::kStr, Arg::kStr),
+    FULL(198, "lremovexattr", SysLremovexattr, Arg::kStr, Arg::kStr),
+    FULL(199, "fremovexattr", SysFremovexattr, Arg::kFd, Arg::kStr),
     FULL(200, "tkill", SysTkill, Arg::kInt, Arg::kSig),
     FULL(201, "time", SysTime, Arg::kPtr),
     PARTIAL(202, "futex", SysFutex, "no PI futexes; WAKE_OP is not atomic against plain guest stores", Arg::kPtr, Arg::kHex, Arg::kUint, Arg::kPtr, Arg::kPtr, Arg::kHex),
@@ -353,7 +405,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(218, "set_tid_address", SysSetTidAddress, Arg::kPtr),
     FULL(219, "restart_syscall", SysRestartSyscall),
     UNIMPL(220, "semtimedop", ""),
-    UNIMPL(221, "fadvise64", ""),
+    PARTIAL(221, "fadvise64", SysFadvise64, "advice is accepted and ignored", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kInt),
     UNIMPL(222, "timer_create", ""),
     UNIMPL(223, "timer_settime", ""),
     UNIMPL(224, "timer_gettime", ""),
@@ -367,7 +419,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(232, "epoll_wait", ""),
     UNIMPL(233, "epoll_ctl", ""),
     FULL(234, "tgkill", SysTgkill, Arg::kInt, Arg::kInt, Arg::kSig),
-    UNIMPL(235, "utimes", ""),
+    FULL(235, "utimes", SysUtimes, Arg::kStr, Arg::kPtr),
     UNIMPL(236, "vserver", ""),
     UNIMPL(237, "mbind", ""),
     UNIMPL(238, "set_mempolicy", ""),
@@ -389,18 +441,18 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(254, "inotify_add_watch", ""),
     UNIMPL(255, "inotify_rm_watch", ""),
     UNIMPL(256, "migrate_pages", ""),
-    PARTIAL(257, "openat", SysOpenat, "read-only host tree until the gofer lands", Arg::kFd, Arg::kStr, Arg::kHex, Arg::kOct),
-    UNIMPL(258, "mkdirat", ""),
-    UNIMPL(259, "mknodat", ""),
-    UNIMPL(260, "fchownat", ""),
-    UNIMPL(261, "futimesat", ""),
+    PARTIAL(257, "openat", SysOpenat, "O_TMPFILE: EOPNOTSUPP; FIFOs open without waiting", Arg::kFd, Arg::kStr, Arg::kHex, Arg::kOct),
+    FULL(258, "mkdirat", SysMkdirat, Arg::kFd, Arg::kStr, Arg::kOct),
+    PARTIAL(259, "mknodat", SysMknodat, "FIFOs open without waiting for the other side", Arg::kFd, Arg::kStr, Arg::kOct, Arg::kHex),
+    FULL(260, "fchownat", SysFchownat, Arg::kFd, Arg::kStr, Arg::kInt, Arg::kInt, Arg::kHex),
+    FULL(261, "futimesat", SysFutimesat, Arg::kFd, Arg::kStr, Arg::kPtr),
     FULL(262, "newfstatat", SysNewfstatat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kHex),
-    UNIMPL(263, "unlinkat", ""),
-    UNIMPL(264, "renameat", ""),
-    UNIMPL(265, "linkat", ""),
-    UNIMPL(266, "symlinkat", ""),
+    FULL(263, "unlinkat", SysUnlinkat, Arg::kFd, Arg::kStr, Arg::kHex),
+    PARTIAL(264, "renameat", SysRenameat, "directories with a lower-layer part: EXDEV (as overlayfs)", Arg::kFd, Arg::kStr, Arg::kFd, Arg::kStr),
+    FULL(265, "linkat", SysLinkat, Arg::kFd, Arg::kStr, Arg::kFd, Arg::kStr, Arg::kHex),
+    FULL(266, "symlinkat", SysSymlinkat, Arg::kStr, Arg::kFd, Arg::kStr),
     FULL(267, "readlinkat", SysReadlinkat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kInt),
-    UNIMPL(268, "fchmodat", ""),
+    FULL(268, "fchmodat", SysFchmodat, Arg::kFd, Arg::kStr, Arg::kOct),
     FULL(269, "faccessat", SysFaccessat, Arg::kFd, Arg::kStr, Arg::kOct),
     FULL(270, "pselect6", SysPselect6, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kPtr),
     FULL(271, "ppoll", SysPpoll, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kPtr, Arg::kUint),
@@ -412,12 +464,12 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(277, "sync_file_range", ""),
     UNIMPL(278, "vmsplice", ""),
     UNIMPL(279, "move_pages", ""),
-    UNIMPL(280, "utimensat", ""),
+    FULL(280, "utimensat", SysUtimensat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kHex),
     UNIMPL(281, "epoll_pwait", ""),
     UNIMPL(282, "signalfd", ""),
     UNIMPL(283, "timerfd_create", ""),
     UNIMPL(284, "eventfd", ""),
-    UNIMPL(285, "fallocate", ""),
+    PARTIAL(285, "fallocate", SysFallocate, "tmpfs: only mode 0 and FALLOC_FL_KEEP_SIZE", Arg::kFd, Arg::kHex, Arg::kInt, Arg::kInt),
     UNIMPL(286, "timerfd_settime", ""),
     UNIMPL(287, "timerfd_gettime", ""),
     UNIMPL(288, "accept4", ""),
@@ -435,10 +487,10 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(300, "fanotify_init", ""),
     UNIMPL(301, "fanotify_mark", ""),
     FULL(302, "prlimit64", SysPrlimit64, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr),
-    UNIMPL(303, "name_to_handle_at", ""),
+    PARTIAL(303, "name_to_handle_at", SysNameToHandleAt, "file handles are not offered: EOPNOTSUPP", Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     UNIMPL(304, "open_by_handle_at", ""),
     UNIMPL(305, "clock_adjtime", ""),
-    UNIMPL(306, "syncfs", ""),
+    FULL(306, "syncfs", SysSyncfs, Arg::kFd),
     UNIMPL(307, "sendmmsg", ""),
     UNIMPL(308, "setns", ""),
     UNIMPL(309, "getcpu", ""),
@@ -448,7 +500,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(313, "finit_module", ""),
     UNIMPL(314, "sched_setattr", ""),
     UNIMPL(315, "sched_getattr", ""),
-    UNIMPL(316, "renameat2", ""),
+    PARTIAL(316, "renameat2", SysRenameat2, "RENAME_WHITEOUT unsupported; lower-layer directories: EXDEV", Arg::kFd, Arg::kStr, Arg::kFd, Arg::kStr, Arg::kHex),
     UNIMPL(317, "seccomp", ""),
     FULL(318, "getrandom", SysGetrandom, Arg::kPtr, Arg::kUint, Arg::kHex),
     UNIMPL(319, "memfd_create", ""),

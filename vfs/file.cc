@@ -22,6 +22,10 @@ Result<size_t> FileDescription::PWrite(Blocker&, std::span<const uint8_t>, uint6
 }
 Result<uint64_t> FileDescription::Seek(int64_t, int) { return Errno(ESPIPE); }
 Result<void> FileDescription::Stat(struct stat* st) {
+  if (inode_) {
+    *st = SENTRY_TRY(inode_->Stat());
+    return Ok();
+  }
   memset(st, 0, sizeof(*st));
   return Ok();
 }
@@ -74,6 +78,7 @@ class DeviceFile final : public FileDescription {
   }
   Result<uint64_t> Seek(int64_t, int) override { return uint64_t{0}; }
   Result<void> Stat(struct stat* st) override {
+    if (inode()) return FileDescription::Stat(st);
     memset(st, 0, sizeof(*st));
     st->st_mode = S_IFCHR | 0666;
     st->st_rdev = rdev_;
@@ -163,20 +168,40 @@ class HostStreamFile final : public FileDescription {
 
 }  // namespace
 
-bool IsDevice(const std::string& name) {
-  return name == "null" || name == "zero" || name == "full" || name == "urandom" ||
-         name == "random";
+Result<FileRef> OpenDevice(dev_t rdev, int flags) {
+  using K = DeviceFile::Kind;
+  struct Known {
+    dev_t rdev;
+    K kind;
+    const char* name;
+  };
+  static const Known kKnown[] = {
+      {makedev(1, 3), K::kNull, "/dev/null"},     {makedev(1, 5), K::kZero, "/dev/zero"},
+      {makedev(1, 7), K::kFull, "/dev/full"},     {makedev(1, 8), K::kRandom, "/dev/random"},
+      {makedev(1, 9), K::kRandom, "/dev/urandom"},
+  };
+  for (const Known& k : kKnown) {
+    if (k.rdev == rdev) return FileRef(std::make_shared<DeviceFile>(k.kind, flags, k.name, rdev));
+  }
+  return Errno(ENXIO);
 }
 
-Result<FileRef> OpenDevice(const std::string& name, int flags) {
-  using K = DeviceFile::Kind;
-  if (name == "null") return FileRef(std::make_shared<DeviceFile>(K::kNull, flags, "/dev/null", makedev(1, 3)));
-  if (name == "zero") return FileRef(std::make_shared<DeviceFile>(K::kZero, flags, "/dev/zero", makedev(1, 5)));
-  if (name == "full") return FileRef(std::make_shared<DeviceFile>(K::kFull, flags, "/dev/full", makedev(1, 7)));
-  if (name == "random") return FileRef(std::make_shared<DeviceFile>(K::kRandom, flags, "/dev/random", makedev(1, 8)));
-  if (name == "urandom") return FileRef(std::make_shared<DeviceFile>(K::kRandom, flags, "/dev/urandom", makedev(1, 9)));
-  return Errno(ENOENT);
-}
+// A file opened with O_PATH: it names a place; every I/O fails with EBADF.
+class PathFile final : public FileDescription {
+ public:
+  explicit PathFile(int flags) : FileDescription(flags) {}
+  Result<size_t> Read(Blocker&, std::span<uint8_t>) override { return Errno(EBADF); }
+  Result<size_t> Write(Blocker&, std::span<const uint8_t>) override { return Errno(EBADF); }
+  Result<size_t> PRead(Blocker&, std::span<uint8_t>, uint64_t) override { return Errno(EBADF); }
+  Result<size_t> PWrite(Blocker&, std::span<const uint8_t>, uint64_t) override {
+    return Errno(EBADF);
+  }
+  Result<uint64_t> Seek(int64_t, int) override { return Errno(EBADF); }
+  Result<uint64_t> Ioctl(Blocker&, uint64_t, uint64_t) override { return Errno(EBADF); }
+  Result<size_t> GetDents(std::span<uint8_t>) override { return Errno(EBADF); }
+};
+
+FileRef NewPathFile(int flags) { return std::make_shared<PathFile>(flags); }
 
 FileRef NewHostStreamFile(int host_fd, int flags, std::string name) {
   return std::make_shared<HostStreamFile>(host_fd, flags, std::move(name));

@@ -16,8 +16,12 @@
 #include "absl/synchronization/mutex.h"
 #include "sentry/base/errno.h"
 #include "sentry/base/wait_queue.h"
+#include "vfs/inode.h"
 
 namespace sentry::vfs {
+
+class Dentry;
+class Mount;
 
 class FileDescription {
  public:
@@ -34,16 +38,38 @@ class FileDescription {
   // Current readiness, as poll(2) events. Files that can block expose a queue to wait on.
   virtual EventMask Readiness(EventMask mask) { return mask & (kEventIn | kEventOut); }
   virtual WaitQueue* Queue() { return nullptr; }
+  // Defaults to the inode's attributes (or zeros for anonymous files).
   virtual Result<void> Stat(struct stat* st);
   virtual Result<uint64_t> Ioctl(Blocker& b, uint64_t cmd, uint64_t arg);
+  // fallocate(2); fsync(2) (data_only for fdatasync).
+  virtual Result<void> Allocate(int mode, uint64_t off, uint64_t len) {
+    (void)mode, (void)off, (void)len;
+    return Errno(ENODEV);
+  }
+  virtual Result<void> Sync(bool data_only) {
+    (void)data_only;
+    return Ok();
+  }
   // The host fd behind this file, if any (for mmap of files). -1 otherwise.
   virtual int HostFd() const { return -1; }
   virtual Result<size_t> GetDents(std::span<uint8_t> dst) {
     (void)dst;
     return Errno(ENOTDIR);
   }
-  // A name for /proc/PID/fd and strace: "pipe:[7]", "/dev/null", "/etc/passwd".
-  virtual std::string Name() const = 0;
+  // A name for /proc/PID/fd and strace: "pipe:[7]", "/dev/null", "/etc/passwd". Files
+  // opened by path get their path from the VFS (see Vfs::PathString) and return "" here.
+  virtual std::string Name() const { return ""; }
+
+  // Where the file was opened (null for pipes and other anonymous files). Set once by the
+  // VFS right after Inode::Open.
+  void set_location(std::shared_ptr<Mount> mnt, std::shared_ptr<Dentry> d, InodeRef inode) {
+    mnt_ = std::move(mnt);
+    dentry_ = std::move(d);
+    inode_ = std::move(inode);
+  }
+  const std::shared_ptr<Mount>& mount() const { return mnt_; }
+  const std::shared_ptr<Dentry>& dentry() const { return dentry_; }
+  const InodeRef& inode() const { return inode_; }
 
   int flags() const {
     absl::MutexLock l(&mu_);
@@ -59,13 +85,23 @@ class FileDescription {
   mutable absl::Mutex mu_;
   int flags_ ABSL_GUARDED_BY(mu_);
   uint64_t offset_ ABSL_GUARDED_BY(mu_) = 0;
+
+ private:
+  std::shared_ptr<Mount> mnt_;
+  std::shared_ptr<Dentry> dentry_;
+  InodeRef inode_;
 };
 
 using FileRef = std::shared_ptr<FileDescription>;
 
-// Creates /dev/null, /dev/zero, /dev/full, /dev/urandom (and /dev/random) files.
-Result<FileRef> OpenDevice(const std::string& name, int flags);
-bool IsDevice(const std::string& name);
+// Opens the character device `rdev` (null, zero, full, random, urandom). ENXIO otherwise.
+Result<FileRef> OpenDevice(dev_t rdev, int flags);
+
+// An O_PATH file: no I/O, only a place for *at() calls, fstat and fchdir.
+FileRef NewPathFile(int flags);
+
+// A directory opened for reading: getdents64 over Inode::ReadDir, "." and ".." first.
+FileRef NewDirFile(int flags, InodeRef dir, uint64_t parent_ino);
 
 // A host fd wrapped as a file: the caller's stdin/stdout/stderr for sentry-run.
 FileRef NewHostStreamFile(int host_fd, int flags, std::string name);

@@ -94,25 +94,34 @@ namespace {
 
 class PipeEnd final : public FileDescription {
  public:
-  PipeEnd(std::shared_ptr<Pipe> pipe, bool read_end, int flags)
-      : FileDescription(flags), pipe_(std::move(pipe)), read_end_(read_end) {
-    pipe_->AddEnd(read_end_);
+  // A FIFO opened O_RDWR is both ends at once.
+  PipeEnd(std::shared_ptr<Pipe> pipe, bool read_end, bool write_end, int flags)
+      : FileDescription(flags), pipe_(std::move(pipe)), read_end_(read_end), write_end_(write_end) {
+    if (read_end_) pipe_->AddEnd(true);
+    if (write_end_) pipe_->AddEnd(false);
   }
-  ~PipeEnd() override { pipe_->RemoveEnd(read_end_); }
+  ~PipeEnd() override {
+    if (read_end_) pipe_->RemoveEnd(true);
+    if (write_end_) pipe_->RemoveEnd(false);
+  }
 
   Result<size_t> Read(Blocker& b, std::span<uint8_t> dst) override {
     if (!read_end_) return Errno(EBADF);
     return pipe_->Read(b, dst, NonBlocking());
   }
   Result<size_t> Write(Blocker& b, std::span<const uint8_t> src) override {
-    if (read_end_) return Errno(EBADF);
+    if (!write_end_) return Errno(EBADF);
     return pipe_->Write(b, src, NonBlocking());
   }
   EventMask Readiness(EventMask mask) override {
-    return pipe_->Readiness(read_end_) & (mask | kEventHup | kEventErr);
+    EventMask m = 0;
+    if (read_end_) m |= pipe_->Readiness(true);
+    if (write_end_) m |= pipe_->Readiness(false);
+    return m & (mask | kEventHup | kEventErr);
   }
   WaitQueue* Queue() override { return &pipe_->queue(); }
   Result<void> Stat(struct stat* st) override {
+    if (inode()) return FileDescription::Stat(st);  // a FIFO opened by path
     memset(st, 0, sizeof(*st));
     st->st_mode = S_IFIFO | 0600;
     st->st_ino = pipe_->id();
@@ -130,6 +139,7 @@ class PipeEnd final : public FileDescription {
  private:
   std::shared_ptr<Pipe> pipe_;
   bool read_end_;
+  bool write_end_;
 };
 
 std::atomic<uint64_t> g_next_pipe_id{1000};
@@ -139,8 +149,17 @@ std::atomic<uint64_t> g_next_pipe_id{1000};
 std::pair<FileRef, FileRef> NewPipe(int flags) {
   auto pipe = std::make_shared<Pipe>(g_next_pipe_id.fetch_add(1));
   int status = flags & O_NONBLOCK;
-  return {std::make_shared<PipeEnd>(pipe, true, O_RDONLY | status),
-          std::make_shared<PipeEnd>(pipe, false, O_WRONLY | status)};
+  return {std::make_shared<PipeEnd>(pipe, true, false, O_RDONLY | status),
+          std::make_shared<PipeEnd>(pipe, false, true, O_WRONLY | status)};
+}
+
+std::shared_ptr<Pipe> NewFifoPipe() {
+  return std::make_shared<Pipe>(g_next_pipe_id.fetch_add(1));
+}
+
+FileRef OpenFifo(const std::shared_ptr<Pipe>& pipe, int flags) {
+  int acc = flags & O_ACCMODE;
+  return std::make_shared<PipeEnd>(pipe, acc != O_WRONLY, acc != O_RDONLY, flags);
 }
 
 }  // namespace sentry::vfs

@@ -1,6 +1,7 @@
 #include "sentry/kernel/kernel.h"
 
 #include <signal.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include <future>
@@ -12,9 +13,9 @@
 
 namespace sentry::kernel {
 
-Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::HostRoot> root)
+Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::Vfs> vfs)
     : platform_(std::move(platform)),
-      root_(std::move(root)),
+      vfs_(std::move(vfs)),
       futexes_(std::make_unique<FutexTable>()) {}
 
 Kernel::~Kernel() = default;
@@ -76,8 +77,17 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
   for (size_t fd = 0; fd < opts.stdio.size(); fd++) {
     (void)init->fds_->Set(static_cast<int>(fd), opts.stdio[fd], false, 1024);
   }
-  init->fs_ = std::make_shared<FsContext>();
-  init->fs_->cwd = opts.cwd;
+  {
+    vfs::Path root = vfs_->Root();
+    init->fs_ = std::make_shared<FsContext>(root, root);
+    vfs::Context ctx = init->VfsContext();
+    auto cwd = vfs_->Resolve(ctx, root, opts.cwd, true);
+    if (!cwd.ok() || !cwd->inode()->IsDir()) {
+      return absl::NotFoundError("working directory " + opts.cwd + ": " +
+                                 (cwd.ok() ? "not a directory" : strerror(cwd.error().code())));
+    }
+    init->fs_->set_cwd(*cwd);
+  }
 
   // init's thread creates its address space itself: that thread becomes the stub's tracer.
   std::promise<Result<void>> started;

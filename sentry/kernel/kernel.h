@@ -26,7 +26,7 @@
 #include "sentry/base/wait_queue.h"
 #include "sentry/mm/memory_manager.h"
 #include "vfs/fd_table.h"
-#include "vfs/host_root.h"
+#include "vfs/vfs.h"
 
 namespace sentry::kernel {
 
@@ -57,9 +57,47 @@ struct SignalHandlers {
   std::array<abi::KSigAction, abi::kNumSignals> actions{};
 };
 
-struct FsContext {
-  std::string cwd = "/";
-  uint32_t umask = 022;
+// Root, working directory and umask; shared by tasks cloned with CLONE_FS.
+class FsContext {
+ public:
+  FsContext(vfs::Path root, vfs::Path cwd) : root_(std::move(root)), cwd_(std::move(cwd)) {}
+  FsContext(const FsContext& o) ABSL_LOCKS_EXCLUDED(o.mu_) {
+    absl::MutexLock l(&o.mu_);
+    root_ = o.root_;
+    cwd_ = o.cwd_;
+    umask_ = o.umask_;
+  }
+
+  vfs::Path root() const {
+    absl::MutexLock l(&mu_);
+    return root_;
+  }
+  vfs::Path cwd() const {
+    absl::MutexLock l(&mu_);
+    return cwd_;
+  }
+  uint32_t umask() const {
+    absl::MutexLock l(&mu_);
+    return umask_;
+  }
+  void set_root(vfs::Path p) {
+    absl::MutexLock l(&mu_);
+    root_ = std::move(p);
+  }
+  void set_cwd(vfs::Path p) {
+    absl::MutexLock l(&mu_);
+    cwd_ = std::move(p);
+  }
+  uint32_t exchange_umask(uint32_t m) {
+    absl::MutexLock l(&mu_);
+    return std::exchange(umask_, m & 0777);
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  vfs::Path root_ ABSL_GUARDED_BY(mu_);
+  vfs::Path cwd_ ABSL_GUARDED_BY(mu_);
+  uint32_t umask_ ABSL_GUARDED_BY(mu_) = 022;
 };
 
 // Completion a vfork parent waits on until the child execs or exits.
@@ -99,7 +137,10 @@ class ThreadGroup {
   std::shared_ptr<mm::MemoryManager> mm;
   Credentials creds;
   std::array<abi::Rlimit, abi::kNumRlimits> rlimits{};
-  std::vector<std::string> argv;  // for /proc/PID/cmdline later
+  std::vector<std::string> argv;  // /proc/PID/cmdline
+  std::vector<std::string> envp;  // /proc/PID/environ
+  vfs::FileRef exe;               // /proc/PID/exe
+  bool did_exec = false;          // setpgid on a child that has exec'd fails with EACCES
 
   // Notified when a child changes state (exit, stop, continue). Not guarded.
   WaitQueue child_events;
@@ -123,7 +164,13 @@ class Task final : public Blocker {
   platform::Context& ctx() { return *ctx_; }
   mm::MemoryManager& mm() { return *mm_; }
   vfs::FdTable& fds() { return *fds_; }
+  std::shared_ptr<vfs::FdTable> fds_ref() { return fds_; }
+  std::shared_ptr<FsContext> fs_ref() { return fs_; }
+  // The task whose host thread is calling (null outside task threads): /proc/self.
+  static Task* Current();
   FsContext& fs() { return *fs_; }
+  // What path operations need: root, cwd, umask and the fs credentials.
+  vfs::Context VfsContext();
   platform::Registers& regs() { return regs_; }
 
   // Blocker.
@@ -218,7 +265,7 @@ class Task final : public Blocker {
 
 class Kernel {
  public:
-  Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::HostRoot> root);
+  Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::Vfs> vfs);
   ~Kernel();
 
   struct StartOptions {
@@ -237,7 +284,7 @@ class Kernel {
   using DispatchFn = int64_t (*)(Task&);
   void set_dispatch(DispatchFn fn) { dispatch_ = fn; }
   DispatchFn dispatch() const { return dispatch_; }
-  vfs::HostRoot& root() { return *root_; }
+  vfs::Vfs& vfs() { return *vfs_; }
   absl::Mutex& mu() ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
   // PIDs (guarded by mu_).
@@ -283,7 +330,7 @@ class Kernel {
 
  private:
   std::unique_ptr<platform::Platform> platform_;
-  std::unique_ptr<vfs::HostRoot> root_;
+  std::unique_ptr<vfs::Vfs> vfs_;
   std::unique_ptr<class FutexTable> futexes_;
   DispatchFn dispatch_ = nullptr;
 

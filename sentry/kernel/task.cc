@@ -103,7 +103,14 @@ void Task::Start(int attach_handle, std::shared_ptr<platform::AddressSpace> as) 
   }).detach();
 }
 
+namespace {
+thread_local Task* t_current = nullptr;
+}  // namespace
+
+Task* Task::Current() { return t_current; }
+
 void Task::Run() {
+  t_current = this;
   // The task lives until its thread is done with it.
   std::shared_ptr<Task> self;
   {
@@ -156,6 +163,22 @@ void Task::HandleFault(const abi::SigInfo& info) {
     act.handler = abi::kSigDfl;
   }
   pending_.Enqueue(info);
+}
+
+}  // namespace sentry::kernel
+
+namespace sentry::kernel {
+
+vfs::Context Task::VfsContext() {
+  vfs::Context c;
+  c.root = fs_->root();
+  c.cwd = fs_->cwd();
+  c.umask = fs_->umask();
+  absl::MutexLock l(&k_.mu());
+  c.creds.uid = tg_->creds.fsuid;
+  c.creds.gid = tg_->creds.fsgid;
+  c.creds.groups = tg_->creds.groups;
+  return c;
 }
 
 }  // namespace sentry::kernel

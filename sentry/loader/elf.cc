@@ -128,7 +128,7 @@ Result<LoadedElf> LoadElf(kernel::Task& t, platform::Context& ctx, mm::MemoryMan
     }
   }
   if (!interp.empty()) {
-    auto f = SENTRY_TRY(t.kernel().root().Open(interp, O_RDONLY, true));
+    auto f = SENTRY_TRY(OpenExec(t, interp));
     Image ii = SENTRY_TRY(ReadHeaders(t, f));
     if (ii.eh.e_type != ET_DYN) return Errno(ELIBBAD);
     out.base = SENTRY_TRY(MapSegments(t, ctx, mm, f, ii, nullptr, 0));

@@ -18,15 +18,19 @@ constexpr uint64_t kStackSize = 8 << 20;
 constexpr uint64_t kStackTop = platform::Layout::kGuestTop;
 constexpr int kMaxInterpDepth = 4;
 
-// Opens `path` for execution: a regular file with an execute bit.
+}  // namespace
+
+// Opens `path` for execution: a regular file the caller may execute, on an exec mount.
 Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path) {
-  std::string full = vfs::HostRoot::Join(t.fs().cwd, path);
-  auto f = SENTRY_TRY(t.kernel().root().Open(full, O_RDONLY, true));
-  struct stat st;
-  SENTRY_TRY(f->Stat(&st));
-  if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) return Errno(EACCES);
-  return f;
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(t.kernel().vfs().Resolve(ctx, ctx.cwd, path, true));
+  if (!S_ISREG(p.inode()->Type())) return Errno(EACCES);
+  if (p.mnt->flags() & MS_NOEXEC) return Errno(EACCES);
+  SENTRY_TRY(t.kernel().vfs().Access(ctx, p, X_OK));
+  return t.kernel().vfs().OpenPath(ctx, p, O_RDONLY);
 }
+
+namespace {
 
 // "#!interp [arg]": rewrites path and argv. Returns false if `f` is no script.
 Result<bool> Shebang(kernel::Task& t, const vfs::FileRef& f, std::string& path,
@@ -165,13 +169,16 @@ Result<void> Exec(kernel::Task& t, std::string path, std::vector<std::string> ar
   t.altstack_ = {0, abi::kSS_DISABLE, 0, 0};
   t.clear_child_tid_ = 0;
   t.robust_list_ = 0;
-  std::string base = path.substr(path.rfind('/') + 1);
-  t.set_comm(base);
+  // comm is the name exec'd (a script's, not its interpreter's); /proc/PID/exe the file run.
+  t.set_comm(execfn.substr(execfn.rfind('/') + 1));
   {
     absl::MutexLock l(&t.kernel().mu());
     kernel::ThreadGroup& tg = t.tg();
     tg.mm = mm;
     tg.argv = argv;
+    tg.envp = envp;
+    tg.exe = file;
+    tg.did_exec = true;
     // Handlers reset to default; ignored signals stay ignored. The table is now private.
     auto h = std::make_shared<kernel::SignalHandlers>();
     for (int i = 0; i < abi::kNumSignals; i++) {

@@ -18,6 +18,10 @@ struct LoadedElf {
   uint64_t brk = 0;
 };
 
+// Opens `path` (relative to the cwd) for execution: EACCES unless it is a regular file the
+// task may execute on a mount without MS_NOEXEC.
+Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path);
+
 // Maps `file` (and its interpreter) into `mm` through `ctx`.
 Result<LoadedElf> LoadElf(kernel::Task& t, platform::Context& ctx, mm::MemoryManager& mm,
                           const vfs::FileRef& file);

@@ -1,0 +1,485 @@
+// Changing the file tree: mkdir, mknod, unlink, rename, link, symlink; attributes (chmod,
+// chown, utimes, truncate); fsync, statfs, xattrs, mount.
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+
+#include <cstring>
+
+#include "syscalls/common.h"
+#include "vfs/mem_inode.h"
+
+namespace sentry::syscalls {
+namespace {
+
+struct At {
+  vfs::Context ctx;
+  vfs::Path start;
+  std::string path;
+};
+
+Result<At> PathAt(Task& t, int dirfd, GuestAddr path_addr) {
+  At a;
+  a.path = SENTRY_TRY(t.CopyInString(path_addr));
+  a.ctx = t.VfsContext();
+  a.start = SENTRY_TRY(StartAt(t, a.ctx, dirfd, a.path));
+  return a;
+}
+
+vfs::Vfs& V(Task& t) { return t.kernel().vfs(); }
+
+// The place of an open file, for f*() calls that act through the VFS.
+Result<vfs::Path> FilePlace(Task& t, int fd) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (!f->dentry()) return Errno(EBADF);
+  return vfs::Path{f->mount(), f->dentry()};
+}
+
+}  // namespace
+
+Result<uint64_t> SysMkdirat(Task& t, int dirfd, GuestAddr path, uint32_t mode) {
+  At a = SENTRY_TRY(PathAt(t, dirfd, path));
+  SENTRY_TRY(V(t).Mkdir(a.ctx, a.start, a.path, mode));
+  return 0;
+}
+
+Result<uint64_t> SysMkdir(Task& t, GuestAddr path, uint32_t mode) {
+  return SysMkdirat(t, AT_FDCWD, path, mode);
+}
+
+Result<uint64_t> SysMknodat(Task& t, int dirfd, GuestAddr path, uint32_t mode, uint32_t dev) {
+  At a = SENTRY_TRY(PathAt(t, dirfd, path));
+  SENTRY_TRY(V(t).Mknod(a.ctx, a.start, a.path, mode, dev));
+  return 0;
+}
+
+Result<uint64_t> SysMknod(Task& t, GuestAddr path, uint32_t mode, uint32_t dev) {
+  return SysMknodat(t, AT_FDCWD, path, mode, dev);
+}
+
+Result<uint64_t> SysUnlinkat(Task& t, int dirfd, GuestAddr path, int flags) {
+  if (flags & ~AT_REMOVEDIR) return Errno(EINVAL);
+  At a = SENTRY_TRY(PathAt(t, dirfd, path));
+  SENTRY_TRY(V(t).Unlink(a.ctx, a.start, a.path, flags & AT_REMOVEDIR));
+  return 0;
+}
+
+Result<uint64_t> SysUnlink(Task& t, GuestAddr path) { return SysUnlinkat(t, AT_FDCWD, path, 0); }
+
+Result<uint64_t> SysRmdir(Task& t, GuestAddr path) {
+  return SysUnlinkat(t, AT_FDCWD, path, AT_REMOVEDIR);
+}
+
+Result<uint64_t> SysRenameat2(Task& t, int olddirfd, GuestAddr oldpath, int newdirfd,
+                              GuestAddr newpath, uint32_t flags) {
+  At o = SENTRY_TRY(PathAt(t, olddirfd, oldpath));
+  At n = SENTRY_TRY(PathAt(t, newdirfd, newpath));
+  SENTRY_TRY(V(t).Rename(o.ctx, o.start, o.path, n.start, n.path, flags));
+  return 0;
+}
+
+Result<uint64_t> SysRenameat(Task& t, int olddirfd, GuestAddr oldpath, int newdirfd,
+                             GuestAddr newpath) {
+  return SysRenameat2(t, olddirfd, oldpath, newdirfd, newpath, 0);
+}
+
+Result<uint64_t> SysRename(Task& t, GuestAddr oldpath, GuestAddr newpath) {
+  return SysRenameat2(t, AT_FDCWD, oldpath, AT_FDCWD, newpath, 0);
+}
+
+Result<uint64_t> SysLinkat(Task& t, int olddirfd, GuestAddr oldpath, int newdirfd,
+                           GuestAddr newpath, int flags) {
+  if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) return Errno(EINVAL);
+  At n = SENTRY_TRY(PathAt(t, newdirfd, newpath));
+  std::string old = SENTRY_TRY(t.CopyInString(oldpath));
+  if (old.empty() && (flags & AT_EMPTY_PATH)) {
+    vfs::Path p = SENTRY_TRY(FilePlace(t, olddirfd));
+    if (p.inode()->IsDir()) return Errno(EPERM);
+    // Linking an open file by fd: resolve it as the parent plus its name would; we link the
+    // inode directly through a path walk of its current name.
+    std::string name = t.kernel().vfs().PathString(n.ctx.root, p);
+    SENTRY_TRY(V(t).Link(n.ctx, n.ctx.root, name, n.start, n.path, false));
+    return 0;
+  }
+  vfs::Path ostart = SENTRY_TRY(StartAt(t, n.ctx, olddirfd, old));
+  SENTRY_TRY(V(t).Link(n.ctx, ostart, old, n.start, n.path, flags & AT_SYMLINK_FOLLOW));
+  return 0;
+}
+
+Result<uint64_t> SysLink(Task& t, GuestAddr oldpath, GuestAddr newpath) {
+  return SysLinkat(t, AT_FDCWD, oldpath, AT_FDCWD, newpath, 0);
+}
+
+Result<uint64_t> SysSymlinkat(Task& t, GuestAddr target_addr, int dirfd, GuestAddr path) {
+  std::string target = SENTRY_TRY(t.CopyInString(target_addr));
+  At a = SENTRY_TRY(PathAt(t, dirfd, path));
+  SENTRY_TRY(V(t).Symlink(a.ctx, target, a.start, a.path));
+  return 0;
+}
+
+Result<uint64_t> SysSymlink(Task& t, GuestAddr target, GuestAddr path) {
+  return SysSymlinkat(t, target, AT_FDCWD, path);
+}
+
+// chmod family.
+static Result<uint64_t> Chmod(Task& t, const vfs::Context& ctx, const vfs::Path& p,
+                              uint32_t mode) {
+  vfs::SetAttrRequest r;
+  r.mask = vfs::kAttrMode;
+  r.mode = mode & 07777;
+  SENTRY_TRY(V(t).SetAttr(ctx, p, r));
+  return 0;
+}
+
+Result<uint64_t> SysFchmodat(Task& t, int dirfd, GuestAddr path, uint32_t mode) {
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path, 0));
+  return Chmod(t, ctx, p, mode);
+}
+
+Result<uint64_t> SysChmod(Task& t, GuestAddr path, uint32_t mode) {
+  return SysFchmodat(t, AT_FDCWD, path, mode);
+}
+
+Result<uint64_t> SysFchmod(Task& t, int fd, uint32_t mode) {
+  vfs::Path p = SENTRY_TRY(FilePlace(t, fd));
+  return Chmod(t, t.VfsContext(), p, mode);
+}
+
+// chown family; -1 leaves an id alone.
+static Result<uint64_t> Chown(Task& t, const vfs::Context& ctx, const vfs::Path& p,
+                              uint32_t uid, uint32_t gid) {
+  vfs::SetAttrRequest r;
+  if (uid != UINT32_MAX) {
+    r.mask |= vfs::kAttrUid;
+    r.uid = uid;
+  }
+  if (gid != UINT32_MAX) {
+    r.mask |= vfs::kAttrGid;
+    r.gid = gid;
+  }
+  if (r.mask == 0) return 0;
+  SENTRY_TRY(V(t).SetAttr(ctx, p, r));
+  return 0;
+}
+
+Result<uint64_t> SysFchownat(Task& t, int dirfd, GuestAddr path, uint32_t uid, uint32_t gid,
+                             int flags) {
+  if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Errno(EINVAL);
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path, flags));
+  return Chown(t, ctx, p, uid, gid);
+}
+
+Result<uint64_t> SysChown(Task& t, GuestAddr path, uint32_t uid, uint32_t gid) {
+  return SysFchownat(t, AT_FDCWD, path, uid, gid, 0);
+}
+
+Result<uint64_t> SysLchown(Task& t, GuestAddr path, uint32_t uid, uint32_t gid) {
+  return SysFchownat(t, AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+
+Result<uint64_t> SysFchown(Task& t, int fd, uint32_t uid, uint32_t gid) {
+  vfs::Path p = SENTRY_TRY(FilePlace(t, fd));
+  return Chown(t, t.VfsContext(), p, uid, gid);
+}
+
+// utimensat(2): `times` null means now for both; UTIME_OMIT leaves one alone. A null path
+// with a dirfd acts on that file (futimens).
+Result<uint64_t> SysUtimensat(Task& t, int dirfd, GuestAddr path, GuestAddr times, int flags) {
+  if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Errno(EINVAL);
+  vfs::SetAttrRequest r;
+  r.mask = vfs::kAttrAtime | vfs::kAttrMtime;
+  r.atime.tv_nsec = r.mtime.tv_nsec = UTIME_NOW;
+  if (!times.IsNull()) {
+    struct timespec ts[2];
+    SENTRY_TRY(t.CopyInBytes(times, {reinterpret_cast<uint8_t*>(ts), sizeof(ts)}));
+    for (auto& x : ts) {
+      if (x.tv_nsec != UTIME_NOW && x.tv_nsec != UTIME_OMIT &&
+          (x.tv_nsec < 0 || x.tv_nsec >= 1000000000)) {
+        return Errno(EINVAL);
+      }
+    }
+    r.atime = ts[0];
+    r.mtime = ts[1];
+    if (ts[0].tv_nsec == UTIME_OMIT) r.mask &= ~vfs::kAttrAtime;
+    if (ts[1].tv_nsec == UTIME_OMIT) r.mask &= ~vfs::kAttrMtime;
+  }
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p;
+  if (path.IsNull()) {
+    if (dirfd == AT_FDCWD) return Errno(EFAULT);
+    p = SENTRY_TRY(FilePlace(t, dirfd));
+  } else {
+    p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path, flags));
+  }
+  if (r.mask == 0) return 0;
+  SENTRY_TRY(V(t).SetAttr(ctx, p, r));
+  return 0;
+}
+
+// utimes/futimesat take struct timeval[2].
+Result<uint64_t> SysFutimesat(Task& t, int dirfd, GuestAddr path, GuestAddr times) {
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path, 0));
+  vfs::SetAttrRequest r;
+  r.mask = vfs::kAttrAtime | vfs::kAttrMtime;
+  r.atime.tv_nsec = r.mtime.tv_nsec = UTIME_NOW;
+  if (!times.IsNull()) {
+    struct timeval tv[2];
+    SENTRY_TRY(t.CopyInBytes(times, {reinterpret_cast<uint8_t*>(tv), sizeof(tv)}));
+    for (auto& x : tv) {
+      if (x.tv_usec < 0 || x.tv_usec >= 1000000) return Errno(EINVAL);
+    }
+    r.atime = {tv[0].tv_sec, tv[0].tv_usec * 1000};
+    r.mtime = {tv[1].tv_sec, tv[1].tv_usec * 1000};
+  }
+  SENTRY_TRY(V(t).SetAttr(ctx, p, r));
+  return 0;
+}
+
+Result<uint64_t> SysUtimes(Task& t, GuestAddr path, GuestAddr times) {
+  return SysFutimesat(t, AT_FDCWD, path, times);
+}
+
+Result<uint64_t> SysUtime(Task& t, GuestAddr path, GuestAddr times) {
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, path, 0));
+  vfs::SetAttrRequest r;
+  r.mask = vfs::kAttrAtime | vfs::kAttrMtime;
+  r.atime.tv_nsec = r.mtime.tv_nsec = UTIME_NOW;
+  if (!times.IsNull()) {
+    int64_t tb[2];
+    SENTRY_TRY(t.CopyInBytes(times, {reinterpret_cast<uint8_t*>(tb), sizeof(tb)}));
+    r.atime = {tb[0], 0};
+    r.mtime = {tb[1], 0};
+  }
+  SENTRY_TRY(V(t).SetAttr(ctx, p, r));
+  return 0;
+}
+
+Result<uint64_t> SysTruncate(Task& t, GuestAddr path, int64_t length) {
+  if (length < 0) return Errno(EINVAL);
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, path, 0));
+  vfs::SetAttrRequest r;
+  r.mask = vfs::kAttrSize;
+  r.size = static_cast<uint64_t>(length);
+  SENTRY_TRY(V(t).SetAttr(ctx, p, r));
+  return 0;
+}
+
+// ftruncate needs a file open for writing; the permission bits no longer matter.
+Result<uint64_t> SysFtruncate(Task& t, int fd, int64_t length) {
+  if (length < 0) return Errno(EINVAL);
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (!f->inode() || !f->Writable() || !S_ISREG(f->inode()->Type())) return Errno(EINVAL);
+  if (f->mount() && f->mount()->read_only()) return Errno(EROFS);
+  vfs::SetAttrRequest r;
+  r.mask = vfs::kAttrSize;
+  r.size = static_cast<uint64_t>(length);
+  SENTRY_TRY(f->inode()->SetAttr(r));
+  return 0;
+}
+
+Result<uint64_t> SysFallocate(Task& t, int fd, int mode, int64_t offset, int64_t len) {
+  if (offset < 0 || len <= 0) return Errno(EINVAL);
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (!f->Writable()) return Errno(EBADF);
+  if (f->inode() && f->inode()->IsDir()) return Errno(EISDIR);
+  if (!f->inode() || !S_ISREG(f->inode()->Type())) return Errno(ESPIPE);
+  SENTRY_TRY(f->Allocate(mode, offset, len));
+  return 0;
+}
+
+Result<uint64_t> SysFsync(Task& t, int fd) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  SENTRY_TRY(f->Sync(false));
+  return 0;
+}
+
+Result<uint64_t> SysFdatasync(Task& t, int fd) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  SENTRY_TRY(f->Sync(true));
+  return 0;
+}
+
+Result<uint64_t> SysSyncfs(Task& t, int fd) {
+  SENTRY_TRY(GetFile(t, fd));
+  return 0;
+}
+
+// Data written to host binds goes to the host page cache at once; sync has nothing to add
+// beyond what the host's own writeback does.
+Result<uint64_t> SysSync(Task&) { return 0; }
+
+Result<uint64_t> SysStatfs(Task& t, GuestAddr path, GuestAddr buf) {
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, path, 0));
+  struct statfs s = SENTRY_TRY(p.inode()->StatFs());
+  if (p.mnt->read_only()) s.f_flags |= ST_RDONLY;
+  SENTRY_TRY(t.CopyOut(buf, s));
+  return 0;
+}
+
+Result<uint64_t> SysFstatfs(Task& t, int fd, GuestAddr buf) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  struct statfs s {};
+  if (f->inode()) {
+    s = SENTRY_TRY(f->inode()->StatFs());
+  } else {
+    s.f_type = 0x50495045;  // PIPEFS_MAGIC
+    s.f_bsize = 4096;
+    s.f_namelen = 255;
+  }
+  SENTRY_TRY(t.CopyOut(buf, s));
+  return 0;
+}
+
+// Hints that change nothing the guest can observe.
+Result<uint64_t> SysFadvise64(Task& t, int fd, int64_t, int64_t len, int advice) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (len < 0 || advice < 0 || advice > 5) return Errno(EINVAL);
+  if (!f->inode()) return Errno(ESPIPE);
+  return 0;
+}
+
+Result<uint64_t> SysReadahead(Task& t, int fd, int64_t, size_t) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (!f->Readable() || !f->inode() || !S_ISREG(f->inode()->Type())) return Errno(EINVAL);
+  return 0;
+}
+
+Result<uint64_t> SysNameToHandleAt(Task&, int, GuestAddr, GuestAddr, GuestAddr, int) {
+  return Errno(EOPNOTSUPP);
+}
+
+// Extended attributes. `follow` distinguishes setxattr from lsetxattr.
+namespace {
+
+Result<vfs::Path> XattrTarget(Task& t, GuestAddr path, bool follow) {
+  vfs::Context ctx = t.VfsContext();
+  return ResolveAt(t, ctx, AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+}
+
+Result<uint64_t> DoGetxattr(Task& t, const vfs::Path& p, GuestAddr name_addr, GuestAddr value,
+                            size_t size) {
+  std::string name = SENTRY_TRY(t.CopyInString(name_addr, XATTR_NAME_MAX + 1));
+  if (name.empty() || name.size() > XATTR_NAME_MAX) return Errno(ERANGE);
+  std::string v = SENTRY_TRY(p.inode()->GetXattr(name));
+  if (size == 0) return v.size();
+  if (v.size() > size) return Errno(ERANGE);
+  SENTRY_TRY(t.CopyOutBytes(value, {reinterpret_cast<const uint8_t*>(v.data()), v.size()}));
+  return v.size();
+}
+
+Result<uint64_t> DoSetxattr(Task& t, const vfs::Path& p, GuestAddr name_addr, GuestAddr value,
+                            size_t size, int flags) {
+  if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) return Errno(EINVAL);
+  if (size > XATTR_SIZE_MAX) return Errno(E2BIG);
+  std::string name = SENTRY_TRY(t.CopyInString(name_addr, XATTR_NAME_MAX + 1));
+  if (name.empty() || name.size() > XATTR_NAME_MAX) return Errno(ERANGE);
+  std::string v(size, '\0');
+  SENTRY_TRY(t.CopyInBytes(value, {reinterpret_cast<uint8_t*>(v.data()), size}));
+  if (p.mnt->read_only()) return Errno(EROFS);
+  SENTRY_TRY(p.inode()->SetXattr(name, v, flags));
+  return 0;
+}
+
+Result<uint64_t> DoListxattr(Task& t, const vfs::Path& p, GuestAddr list, size_t size) {
+  std::vector<std::string> names = SENTRY_TRY(p.inode()->ListXattr());
+  std::string out;
+  for (auto& n : names) out += n + '\0';
+  if (size == 0) return out.size();
+  if (out.size() > size) return Errno(ERANGE);
+  SENTRY_TRY(t.CopyOutBytes(list, {reinterpret_cast<const uint8_t*>(out.data()), out.size()}));
+  return out.size();
+}
+
+Result<uint64_t> DoRemovexattr(Task& t, const vfs::Path& p, GuestAddr name_addr) {
+  std::string name = SENTRY_TRY(t.CopyInString(name_addr, XATTR_NAME_MAX + 1));
+  if (p.mnt->read_only()) return Errno(EROFS);
+  SENTRY_TRY(p.inode()->RemoveXattr(name));
+  return 0;
+}
+
+}  // namespace
+
+Result<uint64_t> SysGetxattr(Task& t, GuestAddr path, GuestAddr name, GuestAddr value,
+                             size_t size) {
+  return DoGetxattr(t, SENTRY_TRY(XattrTarget(t, path, true)), name, value, size);
+}
+Result<uint64_t> SysLgetxattr(Task& t, GuestAddr path, GuestAddr name, GuestAddr value,
+                              size_t size) {
+  return DoGetxattr(t, SENTRY_TRY(XattrTarget(t, path, false)), name, value, size);
+}
+Result<uint64_t> SysFgetxattr(Task& t, int fd, GuestAddr name, GuestAddr value, size_t size) {
+  return DoGetxattr(t, SENTRY_TRY(FilePlace(t, fd)), name, value, size);
+}
+Result<uint64_t> SysSetxattr(Task& t, GuestAddr path, GuestAddr name, GuestAddr value,
+                             size_t size, int flags) {
+  return DoSetxattr(t, SENTRY_TRY(XattrTarget(t, path, true)), name, value, size, flags);
+}
+Result<uint64_t> SysLsetxattr(Task& t, GuestAddr path, GuestAddr name, GuestAddr value,
+                              size_t size, int flags) {
+  return DoSetxattr(t, SENTRY_TRY(XattrTarget(t, path, false)), name, value, size, flags);
+}
+Result<uint64_t> SysFsetxattr(Task& t, int fd, GuestAddr name, GuestAddr value, size_t size,
+                              int flags) {
+  return DoSetxattr(t, SENTRY_TRY(FilePlace(t, fd)), name, value, size, flags);
+}
+Result<uint64_t> SysListxattr(Task& t, GuestAddr path, GuestAddr list, size_t size) {
+  return DoListxattr(t, SENTRY_TRY(XattrTarget(t, path, true)), list, size);
+}
+Result<uint64_t> SysLlistxattr(Task& t, GuestAddr path, GuestAddr list, size_t size) {
+  return DoListxattr(t, SENTRY_TRY(XattrTarget(t, path, false)), list, size);
+}
+Result<uint64_t> SysFlistxattr(Task& t, int fd, GuestAddr list, size_t size) {
+  return DoListxattr(t, SENTRY_TRY(FilePlace(t, fd)), list, size);
+}
+Result<uint64_t> SysRemovexattr(Task& t, GuestAddr path, GuestAddr name) {
+  return DoRemovexattr(t, SENTRY_TRY(XattrTarget(t, path, true)), name);
+}
+Result<uint64_t> SysLremovexattr(Task& t, GuestAddr path, GuestAddr name) {
+  return DoRemovexattr(t, SENTRY_TRY(XattrTarget(t, path, false)), name);
+}
+Result<uint64_t> SysFremovexattr(Task& t, int fd, GuestAddr name) {
+  return DoRemovexattr(t, SENTRY_TRY(FilePlace(t, fd)), name);
+}
+
+// mount(2): new tmpfs instances and bind mounts inside the sandbox; MS_REMOUNT of flags.
+Result<uint64_t> SysMount(Task& t, GuestAddr source_addr, GuestAddr target_addr,
+                          GuestAddr type_addr, uint64_t flags, GuestAddr) {
+  vfs::Context ctx = t.VfsContext();
+  if (!ctx.creds.privileged()) return Errno(EPERM);
+  vfs::Path target = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, target_addr, 0));
+  int mflags = static_cast<int>(flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
+  if (flags & MS_BIND) {
+    vfs::Path source = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, source_addr, 0));
+    SENTRY_TRY(V(t).BindAt(target, source, mflags));
+    return 0;
+  }
+  if (flags & (MS_REMOUNT | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE | MS_MOVE)) {
+    return Errno(EINVAL);  // partial: propagation and moves are not modelled
+  }
+  std::string type = SENTRY_TRY(t.CopyInString(type_addr));
+  std::string source = source_addr.IsNull() ? "none" : SENTRY_TRY(t.CopyInString(source_addr));
+  if (type != "tmpfs") return Errno(ENODEV);
+  SENTRY_TRY(V(t).MountAt(target, vfs::NewTmpfs(01777, 0, 0), "tmpfs", source, mflags));
+  return 0;
+}
+
+Result<uint64_t> SysUmount2(Task& t, GuestAddr target_addr, int flags) {
+  if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW)) return Errno(EINVAL);
+  vfs::Context ctx = t.VfsContext();
+  if (!ctx.creds.privileged()) return Errno(EPERM);
+  vfs::Path target = SENTRY_TRY(
+      ResolveAt(t, ctx, AT_FDCWD, target_addr, (flags & UMOUNT_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0));
+  SENTRY_TRY(V(t).Umount(ctx, target));
+  return 0;
+}
+
+}  // namespace sentry::syscalls

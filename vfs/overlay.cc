@@ -1,0 +1,363 @@
+// overlay: a read-only lower tree (the gofer's root) under an in-memory upper (tmpfs), as
+// Linux overlayfs does it. Reads come from the lower until a file is written; the first
+// write copies it up. Deleting a lower name leaves a whiteout; a directory created over a
+// whiteout is opaque (the lower directory of that name no longer shows through).
+//
+// Whiteouts, opacity and the set of looked-up children live in the overlay's own directory
+// inodes, which stay cached for the life of the mount, so the upper stays a plain tmpfs.
+// Renaming a directory that has a lower part fails with EXDEV (overlayfs without
+// redirect_dir); tools such as mv then copy.
+//
+// Lock order: OverlaySuper::mu_ (all structure: lookups, copy-up, changes) -> layer inodes.
+#include "vfs/overlay.h"
+
+#include <fcntl.h>
+#include <sys/sysmacros.h>
+#include <linux/fs.h>
+
+#include <map>
+#include <set>
+
+#include "vfs/file.h"
+#include "vfs/mem_inode.h"
+
+namespace sentry::vfs {
+namespace {
+
+// Copy-up never waits: both layers are memory or host files.
+class NoBlocker final : public Blocker {
+ public:
+  Waiter& waiter() override { return waiter_; }
+  Result<void> Wait(absl::Time) override { return Errno(EAGAIN); }
+  Result<int> WaitHostFd(int, short, absl::Time) override { return Errno(EAGAIN); }
+
+ private:
+  Waiter waiter_;
+};
+
+struct OverlaySuper {
+  absl::Mutex mu_;
+  dev_t dev;
+};
+
+class OverlayInode final : public Inode {
+ public:
+  OverlayInode(std::shared_ptr<OverlaySuper> sb, std::shared_ptr<OverlayInode> parent,
+               std::string name, InodeRef upper, InodeRef lower, uint32_t type, uint64_t ino)
+      : sb_(std::move(sb)),
+        parent_(std::move(parent)),
+        name_(std::move(name)),
+        upper_(std::move(upper)),
+        lower_(std::move(lower)),
+        type_(type),
+        ino_(ino) {}
+
+  uint32_t Type() const override { return type_; }
+
+  Result<struct stat> Stat() override {
+    InodeRef layer = Top();
+    struct stat st = SENTRY_TRY(layer->Stat());
+    st.st_dev = sb_->dev;
+    st.st_ino = ino_;
+    return st;
+  }
+
+  Result<void> SetAttr(const SetAttrRequest& req) override {
+    absl::MutexLock l(&sb_->mu_);
+    bool truncating_to_zero = (req.mask & kAttrSize) && req.size == 0;
+    SENTRY_TRY(CopyUpLocked(!truncating_to_zero));
+    return upper_->SetAttr(req);
+  }
+
+  Result<InodeRef> Lookup(const std::string& name) override {
+    absl::MutexLock l(&sb_->mu_);
+    return LookupLocked(name);
+  }
+
+  Result<std::vector<DirEntry>> ReadDir() override {
+    absl::MutexLock l(&sb_->mu_);
+    return ReadDirLocked();
+  }
+
+  Result<InodeRef> Mknod(const std::string& name, uint32_t mode, dev_t rdev,
+                         const Creds& c) override {
+    return CreateChild(name, [&](Inode& up) { return up.Mknod(name, mode, rdev, c); });
+  }
+  Result<InodeRef> Mkdir(const std::string& name, uint32_t mode, const Creds& c) override {
+    return CreateChild(name, [&](Inode& up) { return up.Mkdir(name, mode, c); });
+  }
+  Result<InodeRef> Symlink(const std::string& name, const std::string& target,
+                           const Creds& c) override {
+    return CreateChild(name, [&](Inode& up) { return up.Symlink(name, target, c); });
+  }
+  Result<void> Link(const std::string& name, const InodeRef& target) override {
+    auto* t = dynamic_cast<OverlayInode*>(target.get());
+    if (!t || t->sb_ != sb_) return Errno(EXDEV);
+    absl::MutexLock l(&sb_->mu_);
+    SENTRY_TRY(t->CopyUpLocked(true));
+    SENTRY_TRY(CopyUpLocked(false));
+    SENTRY_TRY(upper_->Link(name, t->upper_));
+    // The new name shares the upper inode; it is a separate overlay inode here (its st_ino
+    // comes from the shared upper so both names agree).
+    auto child = std::make_shared<OverlayInode>(sb_, Self(), name, t->upper_, nullptr,
+                                                t->type_, t->ino_);
+    whiteouts_.erase(name);
+    children_[name] = child;
+    return Ok();
+  }
+
+  Result<void> Unlink(const std::string& name, bool dir) override {
+    absl::MutexLock l(&sb_->mu_);
+    auto child = SENTRY_TRY(LookupLocked(name));
+    auto* c = static_cast<OverlayInode*>(child.get());
+    if (dir) {
+      auto entries = SENTRY_TRY(c->ReadDirLocked());
+      if (!entries.empty()) return Errno(ENOTEMPTY);
+    }
+    SENTRY_TRY(CopyUpLocked(false));
+    if (c->upper_) SENTRY_TRY(upper_->Unlink(name, dir));
+    if (c->lower_) whiteouts_.insert(name);
+    children_.erase(name);
+    return Ok();
+  }
+
+  Result<void> Rename(const std::string& old_name, Inode& new_dir, const std::string& new_name,
+                      unsigned flags) override;
+
+  Result<std::string> ReadLink() override { return Top()->ReadLink(); }
+
+  Result<FileRef> Open(int flags) override {
+    if ((flags & O_ACCMODE) != O_RDONLY) {
+      absl::MutexLock l(&sb_->mu_);
+      SENTRY_TRY(CopyUpLocked(true));
+    }
+    return Top()->Open(flags);
+  }
+
+  Result<struct statfs> StatFs() override { return Inode::StatFs(); }
+  Result<std::string> GetXattr(const std::string& name) override {
+    return Top()->GetXattr(name);
+  }
+  Result<std::vector<std::string>> ListXattr() override { return Top()->ListXattr(); }
+  Result<void> SetXattr(const std::string& name, const std::string& value, int flags) override {
+    absl::MutexLock l(&sb_->mu_);
+    SENTRY_TRY(CopyUpLocked(true));
+    return upper_->SetXattr(name, value, flags);
+  }
+  Result<void> RemoveXattr(const std::string& name) override {
+    absl::MutexLock l(&sb_->mu_);
+    SENTRY_TRY(CopyUpLocked(true));
+    return upper_->RemoveXattr(name);
+  }
+
+ private:
+  std::shared_ptr<OverlayInode> Self() {
+    return std::static_pointer_cast<OverlayInode>(shared_from_this());
+  }
+  InodeRef Top() {
+    absl::MutexLock l(&sb_->mu_);
+    return upper_ ? upper_ : lower_;
+  }
+
+  Result<InodeRef> LookupLocked(const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
+    if (!IsDir()) return Errno(ENOTDIR);
+    if (auto it = children_.find(name); it != children_.end()) return InodeRef(it->second);
+    InodeRef up, low;
+    if (upper_) {
+      auto r = upper_->Lookup(name);
+      if (r.ok()) {
+        up = *r;
+      } else if (r.error().code() != ENOENT) {
+        return r.error();
+      }
+    }
+    bool lower_visible = lower_ && !opaque_ && !whiteouts_.count(name) &&
+                         !lower_absent_.count(name) && (!up || up->IsDir());
+    if (lower_visible) {
+      auto r = lower_->Lookup(name);
+      if (r.ok()) {
+        low = *r;
+        if (up && !low->IsDir()) low = nullptr;  // an upper dir over a lower file: opaque
+      } else if (r.error().code() == ENOENT) {
+        lower_absent_.insert(name);
+      } else {
+        return r.error();
+      }
+    }
+    if (!up && !low) return Errno(ENOENT);
+    InodeRef top = up ? up : low;
+    uint32_t type = top->Type();
+    uint64_t ino = SENTRY_TRY(top->Stat()).st_ino;
+    auto child = std::make_shared<OverlayInode>(sb_, Self(), name, up, low, type, ino);
+    children_[name] = child;
+    return InodeRef(child);
+  }
+
+  Result<std::vector<DirEntry>> ReadDirLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
+    if (!IsDir()) return Errno(ENOTDIR);
+    std::map<std::string, DirEntry> merged;
+    if (lower_ && !opaque_) {
+      for (auto& e : SENTRY_TRY(lower_->ReadDir())) {
+        if (!whiteouts_.count(e.name)) merged[e.name] = e;
+      }
+    }
+    if (upper_) {
+      for (auto& e : SENTRY_TRY(upper_->ReadDir())) merged[e.name] = e;
+    }
+    std::vector<DirEntry> out;
+    out.reserve(merged.size());
+    for (auto& [name, e] : merged) {
+      if (auto it = children_.find(name); it != children_.end()) e.ino = it->second->ino_;
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  // Gives this inode an upper copy (and its parents first). `with_data` copies a regular
+  // file's bytes; without it the upper file starts empty (the caller truncates anyway).
+  Result<void> CopyUpLocked(bool with_data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
+    if (upper_) return Ok();
+    if (!parent_) return Errno(EIO);  // the root always has an upper
+    SENTRY_TRY(parent_->CopyUpLocked(false));
+    struct stat st = SENTRY_TRY(lower_->Stat());
+    Creds owner{st.st_uid, st.st_gid, {}};
+    Inode& pu = *parent_->upper_;
+    InodeRef up;
+    switch (type_) {
+      case S_IFDIR:
+        up = SENTRY_TRY(pu.Mkdir(name_, st.st_mode & 07777, owner));
+        break;
+      case S_IFLNK:
+        up = SENTRY_TRY(pu.Symlink(name_, SENTRY_TRY(lower_->ReadLink()), owner));
+        break;
+      case S_IFREG:
+        up = SENTRY_TRY(pu.Mknod(name_, st.st_mode, 0, owner));
+        if (with_data) SENTRY_TRY(CopyData(*lower_, *up));
+        break;
+      default:
+        up = SENTRY_TRY(pu.Mknod(name_, st.st_mode, st.st_rdev, owner));
+        break;
+    }
+    SetAttrRequest attrs;
+    attrs.mask = kAttrMode | kAttrUid | kAttrGid | kAttrAtime | kAttrMtime;
+    attrs.mode = st.st_mode & 07777;
+    attrs.uid = st.st_uid;
+    attrs.gid = st.st_gid;
+    attrs.atime = st.st_atim;
+    attrs.mtime = st.st_mtim;
+    if (type_ != S_IFLNK) SENTRY_TRY(up->SetAttr(attrs));
+    upper_ = std::move(up);
+    return Ok();
+  }
+
+  static Result<void> CopyData(Inode& from, Inode& to) {
+    FileRef src = SENTRY_TRY(from.Open(O_RDONLY));
+    FileRef dst = SENTRY_TRY(to.Open(O_WRONLY));
+    std::vector<uint8_t> buf(1 << 20);
+    uint64_t off = 0;
+    NoBlocker nb;
+    for (;;) {
+      size_t n = SENTRY_TRY(src->PRead(nb, buf, off));
+      if (n == 0) break;
+      SENTRY_TRY(dst->PWrite(nb, {buf.data(), n}, off));
+      off += n;
+    }
+    return Ok();
+  }
+
+  template <typename Fn>
+  Result<InodeRef> CreateChild(const std::string& name, Fn make) {
+    absl::MutexLock l(&sb_->mu_);
+    if (children_.count(name)) return Errno(EEXIST);
+    SENTRY_TRY(CopyUpLocked(false));
+    InodeRef up = SENTRY_TRY(make(*upper_));
+    bool was_whiteout = whiteouts_.erase(name) > 0;
+    uint64_t ino = SENTRY_TRY(up->Stat()).st_ino;
+    auto child = std::make_shared<OverlayInode>(sb_, Self(), name, up, nullptr, up->Type(), ino);
+    // A directory made where a lower one was deleted must not show the lower's entries.
+    child->opaque_ = was_whiteout;
+    lower_absent_.erase(name);
+    children_[name] = child;
+    return InodeRef(child);
+  }
+
+  friend class OverlayRename;
+
+  const std::shared_ptr<OverlaySuper> sb_;
+  // All below guarded by sb_->mu_.
+  std::shared_ptr<OverlayInode> parent_;
+  std::string name_;
+  InodeRef upper_;
+  InodeRef lower_;
+  const uint32_t type_;
+  const uint64_t ino_;
+  bool opaque_ = false;
+  std::map<std::string, std::shared_ptr<OverlayInode>> children_;
+  std::set<std::string> whiteouts_;
+  std::set<std::string> lower_absent_;
+};
+
+Result<void> OverlayInode::Rename(const std::string& old_name, Inode& new_dir_inode,
+                                  const std::string& new_name, unsigned flags) {
+  auto* nd = dynamic_cast<OverlayInode*>(&new_dir_inode);
+  if (!nd || nd->sb_ != sb_) return Errno(EXDEV);
+  absl::MutexLock l(&sb_->mu_);
+  auto moving_ref = SENTRY_TRY(LookupLocked(old_name));
+  auto moving = std::static_pointer_cast<OverlayInode>(moving_ref);
+  std::shared_ptr<OverlayInode> replaced;
+  if (auto r = nd->LookupLocked(new_name); r.ok()) {
+    replaced = std::static_pointer_cast<OverlayInode>(*r);
+  } else if (r.error().code() != ENOENT) {
+    return r.error();
+  }
+  if ((moving->IsDir() && moving->lower_) ||
+      ((flags & RENAME_EXCHANGE) && replaced && replaced->IsDir() && replaced->lower_)) {
+    return Errno(EXDEV);
+  }
+  if (replaced && replaced->IsDir() && !(flags & RENAME_EXCHANGE)) {
+    auto entries = SENTRY_TRY(replaced->ReadDirLocked());
+    if (!entries.empty()) return Errno(ENOTEMPTY);
+  }
+  SENTRY_TRY(moving->CopyUpLocked(true));
+  if (replaced && (flags & RENAME_EXCHANGE)) SENTRY_TRY(replaced->CopyUpLocked(true));
+  SENTRY_TRY(nd->CopyUpLocked(false));
+  // A replaced entry that exists only in the lower has no upper name to overwrite.
+  SENTRY_TRY(upper_->Rename(old_name, *nd->upper_, new_name, flags));
+  children_.erase(old_name);
+  if (moving->lower_) whiteouts_.insert(old_name);
+  if (replaced && (flags & RENAME_EXCHANGE)) {
+    replaced->parent_ = Self();
+    replaced->name_ = old_name;
+    children_[old_name] = replaced;
+    whiteouts_.erase(old_name);
+  }
+  nd->whiteouts_.erase(new_name);
+  if (replaced && !(flags & RENAME_EXCHANGE) && replaced->lower_ && moving->IsDir()) {
+    moving->opaque_ = true;
+  }
+  moving->parent_ = nd->Self();
+  moving->name_ = new_name;
+  nd->children_[new_name] = moving;
+  return Ok();
+}
+
+std::atomic<uint32_t> g_next_overlay_minor{1};
+
+}  // namespace
+
+Result<InodeRef> NewOverlayRoot(InodeRef upper_root, InodeRef lower_root) {
+  auto sb = std::make_shared<OverlaySuper>();
+  sb->dev = makedev(0, 30 + g_next_overlay_minor.fetch_add(1));
+  struct stat st = SENTRY_TRY(lower_root->Stat());
+  SetAttrRequest attrs;
+  attrs.mask = kAttrMode | kAttrUid | kAttrGid;
+  attrs.mode = st.st_mode & 07777;
+  attrs.uid = st.st_uid;
+  attrs.gid = st.st_gid;
+  SENTRY_TRY(upper_root->SetAttr(attrs));
+  return InodeRef(std::make_shared<OverlayInode>(std::move(sb), nullptr, "", std::move(upper_root),
+                                                 std::move(lower_root), S_IFDIR, st.st_ino));
+}
+
+}  // namespace sentry::vfs

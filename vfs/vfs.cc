@@ -1,0 +1,583 @@
+#include "vfs/vfs.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/limits.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace sentry::vfs {
+namespace {
+
+constexpr int kMayRead = 4;
+constexpr int kMayWrite = 2;
+constexpr int kMayExec = 1;
+
+std::vector<std::string> SplitPath(const std::string& p) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string::npos) j = p.size();
+    if (j > i) out.push_back(p.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+bool IsDotOrDotDot(const std::string& n) { return n == "." || n == ".."; }
+
+Result<struct stat> StatOf(const InodeRef& ino) { return ino->Stat(); }
+
+}  // namespace
+
+// State of one path resolution: the symlink budget is shared by every nested walk.
+struct Vfs::Walker {
+  Vfs& vfs;
+  const Context& ctx;
+  int links = 0;
+  FileRef magic;  // set when a walk ends on a magic link to a file with no place
+
+  Result<Path> Step(const Path& dir, const std::string& name) {
+    if (!dir.inode()->IsDir()) return Errno(ENOTDIR);
+    auto st = SENTRY_TRY(StatOf(dir.inode()));
+    SENTRY_TRY(CheckPermission(ctx.creds, st, kMayExec));
+    if (name == ".") return dir;
+    if (name == "..") return vfs.Parent(ctx, dir);
+    if (name.size() > NAME_MAX) return Errno(ENAMETOOLONG);
+    DentryRef child = SENTRY_TRY(vfs.Child(dir.d, name));
+    absl::MutexLock l(&vfs.mu_);
+    return vfs.CrossMounts({dir.mnt, child});
+  }
+
+  // Follows `p` (found in `dir`) while it is a symlink.
+  Result<Path> Follow(const Path& dir, Path p) {
+    while (p.inode()->IsSymlink()) {
+      if (++links > kMaxSymlinks) return Errno(ELOOP);
+      if (FileRef f = p.inode()->MagicFile()) {
+        if (!f->dentry()) {
+          magic = std::move(f);
+          return p;
+        }
+        p = {f->mount(), f->dentry()};
+        continue;
+      }
+      std::string target = SENTRY_TRY(p.inode()->ReadLink());
+      if (target.empty()) return Errno(ENOENT);
+      p = SENTRY_TRY(Walk(dir, target, true));
+    }
+    return p;
+  }
+
+  Result<std::pair<Path, std::string>> WalkParent(const Path& start, const std::string& path,
+                                                  bool* trailing) {
+    if (path.empty()) return Errno(ENOENT);
+    if (path.size() >= PATH_MAX) return Errno(ENAMETOOLONG);
+    *trailing = path.back() == '/';
+    std::vector<std::string> comps = SplitPath(path);
+    Path cur = path[0] == '/' ? ctx.root : start;
+    if (comps.empty()) return std::make_pair(cur, std::string());
+    for (size_t i = 0; i + 1 < comps.size(); i++) {
+      Path next = SENTRY_TRY(Step(cur, comps[i]));
+      cur = SENTRY_TRY(Follow(cur, std::move(next)));
+    }
+    return std::make_pair(cur, comps.back());
+  }
+
+  Result<Path> Walk(const Path& start, const std::string& path, bool follow) {
+    bool trailing = false;
+    auto [parent, last] = SENTRY_TRY(WalkParent(start, path, &trailing));
+    if (last.empty()) return parent;
+    Path p = SENTRY_TRY(Step(parent, last));
+    if (follow || trailing) p = SENTRY_TRY(Follow(parent, std::move(p)));
+    if (trailing && !p.inode()->IsDir()) return Errno(ENOTDIR);
+    return p;
+  }
+};
+
+bool Creds::InGroup(uint32_t g) const {
+  if (g == gid) return true;
+  for (uint32_t x : groups) {
+    if (x == g) return true;
+  }
+  return false;
+}
+
+Result<void> CheckPermission(const Creds& c, const struct stat& st, int want) {
+  if (c.privileged()) {
+    if ((want & kMayExec) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111)) {
+      return Errno(EACCES);
+    }
+    return Ok();
+  }
+  uint32_t bits = st.st_mode;
+  if (c.uid == st.st_uid) {
+    bits >>= 6;
+  } else if (c.InGroup(st.st_gid)) {
+    bits >>= 3;
+  }
+  if ((bits & want & 7) != static_cast<uint32_t>(want)) return Errno(EACCES);
+  return Ok();
+}
+
+Vfs::Vfs(InodeRef root_inode, std::string fstype, std::string source, int flags) {
+  root_mount_ = std::make_shared<Mount>();
+  root_mount_->id_ = next_mount_id_++;
+  root_mount_->flags_ = flags;
+  root_mount_->fstype_ = std::move(fstype);
+  root_mount_->source_ = std::move(source);
+  root_mount_->root_ = std::make_shared<Dentry>("", nullptr, std::move(root_inode));
+  all_mounts_.push_back(root_mount_);
+}
+
+Path Vfs::Root() { return {root_mount_, root_mount_->root_}; }
+
+Result<DentryRef> Vfs::Child(const DentryRef& dir, const std::string& name) {
+  {
+    absl::MutexLock l(&mu_);
+    if (dir->deleted_) return Errno(ENOENT);
+    auto it = dir->children_.find(name);
+    if (it != dir->children_.end() && it->second->inode()->Valid()) return it->second;
+  }
+  InodeRef ino = SENTRY_TRY(dir->inode()->Lookup(name));
+  absl::MutexLock l(&mu_);
+  auto& slot = dir->children_[name];
+  if (!slot || slot->inode() != ino) slot = std::make_shared<Dentry>(name, dir, std::move(ino));
+  return slot;
+}
+
+void Vfs::Forget(const DentryRef& dir, const std::string& name) {
+  absl::MutexLock l(&mu_);
+  auto it = dir->children_.find(name);
+  if (it == dir->children_.end()) return;
+  it->second->deleted_ = true;
+  dir->children_.erase(it);
+}
+
+Path Vfs::CrossMounts(Path p) {
+  while (p.d->mount_count_ > 0) {
+    auto it = mounts_.find({p.mnt.get(), p.d.get()});
+    if (it == mounts_.end()) break;
+    p = {it->second, it->second->root_};
+  }
+  return p;
+}
+
+Path Vfs::ParentLocked(const Path& root, const Path& p) {
+  Path cur = p;
+  if (cur == root) return cur;
+  while (cur.d == cur.mnt->root_ && cur.mnt->parent_) {
+    cur = {cur.mnt->parent_, cur.mnt->mountpoint_};
+    if (cur == root) return cur;
+  }
+  if (cur.d == cur.mnt->root_ || !cur.d->parent_) return cur;
+  return {cur.mnt, cur.d->parent_};
+}
+
+Path Vfs::Parent(const Context& ctx, const Path& p) {
+  absl::MutexLock l(&mu_);
+  return ParentLocked(ctx.root, p);
+}
+
+Result<Path> Vfs::Resolve(const Context& ctx, const Path& start, const std::string& path,
+                          bool follow) {
+  Walker w{*this, ctx};
+  return w.Walk(start, path, follow);
+}
+
+Result<std::pair<Path, std::string>> Vfs::ResolveParent(const Context& ctx, const Path& start,
+                                                        const std::string& path,
+                                                        bool* trailing_slash) {
+  Walker w{*this, ctx};
+  return w.WalkParent(start, path, trailing_slash);
+}
+
+Result<void> Vfs::CheckWritableDir(const Context& ctx, const Path& dir) {
+  if (!dir.inode()->IsDir()) return Errno(ENOTDIR);
+  auto st = SENTRY_TRY(StatOf(dir.inode()));
+  SENTRY_TRY(CheckPermission(ctx.creds, st, kMayWrite | kMayExec));
+  if (dir.mnt->read_only()) return Errno(EROFS);
+  {
+    absl::MutexLock l(&mu_);
+    if (dir.d->deleted_) return Errno(ENOENT);
+  }
+  return Ok();
+}
+
+// The sticky bit on a directory lets only the owner of an entry (or of the directory)
+// remove or rename it.
+Result<void> Vfs::CheckSticky(const Context& ctx, const InodeRef& dir, const InodeRef& victim) {
+  if (ctx.creds.privileged()) return Ok();
+  auto dst = SENTRY_TRY(StatOf(dir));
+  if (!(dst.st_mode & S_ISVTX)) return Ok();
+  auto vst = SENTRY_TRY(StatOf(victim));
+  if (vst.st_uid == ctx.creds.uid || dst.st_uid == ctx.creds.uid) return Ok();
+  return Errno(EPERM);
+}
+
+Result<FileRef> Vfs::Open(const Context& ctx, const Path& start, const std::string& path,
+                          int flags, uint32_t mode) {
+  Walker w{*this, ctx};
+  if (!(flags & O_CREAT)) {
+    bool follow = !(flags & O_NOFOLLOW);
+    Path p = SENTRY_TRY(w.Walk(start, path, follow));
+    if (w.magic) return w.magic;  // reopening /proc/self/fd/N of a pipe: the same file
+    return OpenPath(ctx, p, flags);
+  }
+  bool trailing = false;
+  auto [parent, last] = SENTRY_TRY(w.WalkParent(start, path, &trailing));
+  if (last.empty() || IsDotOrDotDot(last) || trailing) return Errno(EISDIR);
+  for (;;) {
+    auto found = w.Step(parent, last);
+    if (found.ok()) {
+      if (flags & O_EXCL) return Errno(EEXIST);
+      Path p = *found;
+      if (!p.inode()->IsSymlink()) return OpenPath(ctx, p, flags);
+      if (flags & O_NOFOLLOW) return Errno(ELOOP);
+      if (++w.links > kMaxSymlinks) return Errno(ELOOP);
+      // A symlink, maybe dangling: O_CREAT creates its target.
+      std::string target = SENTRY_TRY(p.inode()->ReadLink());
+      auto next = SENTRY_TRY(w.WalkParent(parent, target, &trailing));
+      if (next.second.empty() || IsDotOrDotDot(next.second) || trailing) return Errno(EISDIR);
+      parent = next.first;
+      last = next.second;
+      continue;
+    }
+    if (found.error().code() != ENOENT) return found.error();
+    break;
+  }
+  SENTRY_TRY(CheckWritableDir(ctx, parent));
+  if (last.size() > NAME_MAX) return Errno(ENAMETOOLONG);
+  uint32_t perm = mode & 07777 & ~ctx.umask;
+  InodeRef ino = SENTRY_TRY(parent.inode()->Mknod(last, S_IFREG | perm, 0, ctx.creds));
+  DentryRef d = SENTRY_TRY(Child(parent.d, last));
+  // The creator may use the new file in any access mode, whatever its permission bits.
+  FileRef f = SENTRY_TRY(ino->Open(flags & ~(O_CREAT | O_EXCL | O_TRUNC)));
+  f->set_location(parent.mnt, d, ino);
+  return f;
+}
+
+Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags) {
+  const InodeRef& ino = p.inode();
+  if (flags & O_PATH) {
+    if ((flags & O_DIRECTORY) && !ino->IsDir()) return Errno(ENOTDIR);
+    FileRef f = NewPathFile(flags & (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    f->set_location(p.mnt, p.d, ino);
+    return f;
+  }
+  int acc = flags & O_ACCMODE;
+  if (acc == O_ACCMODE) return Errno(EINVAL);
+  if (ino->IsSymlink()) return Errno(ELOOP);
+  if ((flags & O_DIRECTORY) && !ino->IsDir()) return Errno(ENOTDIR);
+  if (ino->IsDir() && (acc != O_RDONLY || (flags & O_CREAT))) return Errno(EISDIR);
+  bool write = acc != O_RDONLY;
+  int want = (acc != O_WRONLY ? kMayRead : 0) | (write ? kMayWrite : 0);
+  auto st = SENTRY_TRY(StatOf(ino));
+  SENTRY_TRY(CheckPermission(ctx.creds, st, want));
+  bool regular = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
+  if (write && regular && p.mnt->read_only()) return Errno(EROFS);
+  if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(st.st_mode) && st.st_size != 0) {
+    SetAttrRequest req;
+    req.mask = kAttrSize;
+    SENTRY_TRY(ino->SetAttr(req));
+  }
+  FileRef f = ino->IsDir() ? NewDirFile(flags & ~(O_CREAT | O_EXCL | O_TRUNC), ino, 0)
+                           : SENTRY_TRY(ino->Open(flags & ~(O_CREAT | O_EXCL | O_TRUNC)));
+  f->set_location(p.mnt, p.d, ino);
+  return f;
+}
+
+// Resolves the parent of a name to be created and fails with EEXIST if the name exists.
+#define SENTRY_CREATE_PREAMBLE(ctx, start, path)                                 \
+  Walker w{*this, ctx};                                                          \
+  bool trailing = false;                                                         \
+  auto [parent, last] = SENTRY_TRY(w.WalkParent(start, path, &trailing));        \
+  if (last.empty() || IsDotOrDotDot(last)) return Errno(EEXIST);                 \
+  if (last.size() > NAME_MAX) return Errno(ENAMETOOLONG);                        \
+  if (auto found = w.Step(parent, last); found.ok()) return Errno(EEXIST);       \
+  else if (found.error().code() != ENOENT) return found.error();                 \
+  SENTRY_TRY(CheckWritableDir(ctx, parent))
+
+Result<void> Vfs::Mknod(const Context& ctx, const Path& start, const std::string& path,
+                        uint32_t mode, dev_t rdev) {
+  SENTRY_CREATE_PREAMBLE(ctx, start, path);
+  if (trailing) return Errno(ENOENT);
+  uint32_t type = mode & S_IFMT;
+  if (type == 0) type = S_IFREG;
+  if ((type == S_IFCHR || type == S_IFBLK) && !ctx.creds.privileged()) return Errno(EPERM);
+  if (type != S_IFREG && type != S_IFCHR && type != S_IFBLK && type != S_IFIFO &&
+      type != S_IFSOCK) {
+    return Errno(EINVAL);
+  }
+  SENTRY_TRY(parent.inode()->Mknod(last, type | (mode & 07777 & ~ctx.umask), rdev, ctx.creds));
+  return Ok();
+}
+
+Result<void> Vfs::Mkdir(const Context& ctx, const Path& start, const std::string& path,
+                        uint32_t mode) {
+  SENTRY_CREATE_PREAMBLE(ctx, start, path);
+  SENTRY_TRY(parent.inode()->Mkdir(last, mode & 07777 & ~ctx.umask, ctx.creds));
+  return Ok();
+}
+
+Result<void> Vfs::Symlink(const Context& ctx, const std::string& target, const Path& start,
+                          const std::string& path) {
+  if (target.empty()) return Errno(ENOENT);
+  if (target.size() >= PATH_MAX) return Errno(ENAMETOOLONG);
+  SENTRY_CREATE_PREAMBLE(ctx, start, path);
+  if (trailing) return Errno(ENOENT);
+  SENTRY_TRY(parent.inode()->Symlink(last, target, ctx.creds));
+  return Ok();
+}
+
+Result<void> Vfs::Link(const Context& ctx, const Path& old_start, const std::string& old_path,
+                       const Path& new_start, const std::string& new_path, bool follow) {
+  Walker ow{*this, ctx};
+  Path old = SENTRY_TRY(ow.Walk(old_start, old_path, follow));
+  SENTRY_CREATE_PREAMBLE(ctx, new_start, new_path);
+  if (old.inode()->IsDir()) return Errno(EPERM);
+  if (old.mnt != parent.mnt) return Errno(EXDEV);
+  SENTRY_TRY(parent.inode()->Link(last, old.inode()));
+  return Ok();
+}
+
+#undef SENTRY_CREATE_PREAMBLE
+
+Result<void> Vfs::Unlink(const Context& ctx, const Path& start, const std::string& path,
+                         bool dir) {
+  Walker w{*this, ctx};
+  bool trailing = false;
+  auto [parent, last] = SENTRY_TRY(w.WalkParent(start, path, &trailing));
+  if (last.empty()) return Errno(dir ? EBUSY : EISDIR);
+  if (last == ".") return Errno(dir ? EINVAL : EISDIR);
+  if (last == "..") return Errno(dir ? ENOTEMPTY : EISDIR);
+  if (!parent.inode()->IsDir()) return Errno(ENOTDIR);
+  DentryRef child = SENTRY_TRY(Child(parent.d, last));
+  const InodeRef& ino = child->inode();
+  if (dir && !ino->IsDir()) return Errno(ENOTDIR);
+  if (!dir && ino->IsDir()) return Errno(EISDIR);
+  if (!dir && trailing) return Errno(ENOTDIR);
+  SENTRY_TRY(CheckWritableDir(ctx, parent));
+  SENTRY_TRY(CheckSticky(ctx, parent.inode(), ino));
+  {
+    absl::MutexLock l(&mu_);
+    if (child->mount_count_ > 0) return Errno(EBUSY);
+  }
+  SENTRY_TRY(parent.inode()->Unlink(last, dir));
+  Forget(parent.d, last);
+  return Ok();
+}
+
+Result<void> Vfs::Rename(const Context& ctx, const Path& old_start, const std::string& old_path,
+                         const Path& new_start, const std::string& new_path, unsigned flags) {
+  if ((flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
+      ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))) {
+    return Errno(EINVAL);
+  }
+  Walker w{*this, ctx};
+  bool old_trailing = false, new_trailing = false;
+  auto [old_parent, old_last] = SENTRY_TRY(w.WalkParent(old_start, old_path, &old_trailing));
+  auto [new_parent, new_last] = SENTRY_TRY(w.WalkParent(new_start, new_path, &new_trailing));
+  if (old_last.empty() || IsDotOrDotDot(old_last)) return Errno(EBUSY);
+  if (new_last.empty() || IsDotOrDotDot(new_last)) return Errno(EBUSY);
+  if (!old_parent.inode()->IsDir() || !new_parent.inode()->IsDir()) return Errno(ENOTDIR);
+  DentryRef old_d = SENTRY_TRY(Child(old_parent.d, old_last));
+  auto new_found = Child(new_parent.d, new_last);
+  if (!new_found.ok() && new_found.error().code() != ENOENT) return new_found.error();
+  DentryRef new_d = new_found.ok() ? *new_found : nullptr;
+  if (old_parent.mnt != new_parent.mnt) return Errno(EXDEV);
+  bool old_dir = old_d->inode()->IsDir();
+  if ((old_trailing || new_trailing) && !old_dir) return Errno(ENOTDIR);
+  if ((flags & RENAME_EXCHANGE) && !new_d) return Errno(ENOENT);
+  if (new_d && (flags & RENAME_NOREPLACE)) return Errno(EEXIST);
+  SENTRY_TRY(CheckWritableDir(ctx, old_parent));
+  SENTRY_TRY(CheckWritableDir(ctx, new_parent));
+  SENTRY_TRY(CheckSticky(ctx, old_parent.inode(), old_d->inode()));
+  if (new_d) {
+    if (new_d->inode() == old_d->inode()) return Ok();
+    SENTRY_TRY(CheckSticky(ctx, new_parent.inode(), new_d->inode()));
+    bool new_dir = new_d->inode()->IsDir();
+    if (!(flags & RENAME_EXCHANGE)) {
+      if (old_dir && !new_dir) return Errno(ENOTDIR);
+      if (!old_dir && new_dir) return Errno(EISDIR);
+    }
+  }
+  {
+    absl::MutexLock l(&mu_);
+    if (old_d->mount_count_ > 0 || (new_d && new_d->mount_count_ > 0)) return Errno(EBUSY);
+    // A directory cannot move below itself (nor, when exchanging, the other way round).
+    for (Dentry* a = new_parent.d.get(); a; a = a->parent_.get()) {
+      if (a == old_d.get()) return Errno(EINVAL);
+    }
+    if ((flags & RENAME_EXCHANGE) && new_d) {
+      for (Dentry* a = old_parent.d.get(); a; a = a->parent_.get()) {
+        if (a == new_d.get()) return Errno(EINVAL);
+      }
+    }
+  }
+  SENTRY_TRY(old_parent.inode()->Rename(old_last, *new_parent.inode(), new_last, flags));
+  absl::MutexLock l(&mu_);
+  old_parent.d->children_.erase(old_last);
+  new_parent.d->children_.erase(new_last);
+  if (new_d && (flags & RENAME_EXCHANGE)) {
+    new_d->name_ = old_last;
+    new_d->parent_ = old_parent.d;
+    old_parent.d->children_[old_last] = new_d;
+  } else if (new_d) {
+    new_d->deleted_ = true;
+  }
+  old_d->name_ = new_last;
+  old_d->parent_ = new_parent.d;
+  new_parent.d->children_[new_last] = old_d;
+  return Ok();
+}
+
+Result<std::string> Vfs::ReadLink(const Context& ctx, const Path& start,
+                                  const std::string& path) {
+  Path p = SENTRY_TRY(Resolve(ctx, start, path, false));
+  if (!p.inode()->IsSymlink()) return Errno(EINVAL);
+  return p.inode()->ReadLink();
+}
+
+Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrRequest& req) {
+  const InodeRef& ino = p.inode();
+  auto st = SENTRY_TRY(StatOf(ino));
+  const Creds& c = ctx.creds;
+  bool owner = c.privileged() || c.uid == st.st_uid;
+  SetAttrRequest r = req;
+  if ((r.mask & kAttrMode) && !owner) return Errno(EPERM);
+  if ((r.mask & kAttrUid) && r.uid != st.st_uid && !c.privileged()) return Errno(EPERM);
+  if ((r.mask & kAttrGid) && r.gid != st.st_gid && !c.privileged() &&
+      !(c.uid == st.st_uid && c.InGroup(r.gid))) {
+    return Errno(EPERM);
+  }
+  if (r.mask & kAttrSize) {
+    if (S_ISDIR(st.st_mode)) return Errno(EISDIR);
+    if (!S_ISREG(st.st_mode)) return Errno(EINVAL);
+    SENTRY_TRY(CheckPermission(c, st, kMayWrite));
+  }
+  if (r.mask & (kAttrAtime | kAttrMtime)) {
+    bool both_now = (!(r.mask & kAttrAtime) || r.atime.tv_nsec == UTIME_NOW) &&
+                    (!(r.mask & kAttrMtime) || r.mtime.tv_nsec == UTIME_NOW);
+    if (!owner) {
+      if (!both_now) return Errno(EPERM);
+      SENTRY_TRY(CheckPermission(c, st, kMayWrite));
+    }
+  }
+  // chown by anyone clears set-user-ID and set-group-ID on non-directories.
+  if ((r.mask & (kAttrUid | kAttrGid)) && !S_ISDIR(st.st_mode) && !(r.mask & kAttrMode) &&
+      (st.st_mode & (S_ISUID | S_ISGID))) {
+    r.mask |= kAttrMode;
+    r.mode = st.st_mode & 07777 & ~(S_ISUID | S_ISGID);
+  }
+  if (p.mnt->read_only()) return Errno(EROFS);
+  return ino->SetAttr(r);
+}
+
+Result<void> Vfs::Access(const Context& ctx, const Path& p, int mode) {
+  if (mode == F_OK) return Ok();
+  auto st = SENTRY_TRY(StatOf(p.inode()));
+  if ((mode & W_OK) && p.mnt->read_only() && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
+                                              S_ISLNK(st.st_mode))) {
+    return Errno(EROFS);
+  }
+  return CheckPermission(ctx.creds, st, mode & 7);
+}
+
+Result<void> Vfs::MountAt(const Path& target, InodeRef root, std::string fstype,
+                          std::string source, int flags) {
+  if (!target.inode()->IsDir() || !root->IsDir()) return Errno(ENOTDIR);
+  auto m = std::make_shared<Mount>();
+  m->flags_ = flags;
+  m->fstype_ = std::move(fstype);
+  m->source_ = std::move(source);
+  m->root_ = std::make_shared<Dentry>("", nullptr, std::move(root));
+  absl::MutexLock l(&mu_);
+  m->id_ = next_mount_id_++;
+  Path top = CrossMounts(target);
+  m->parent_ = top.mnt;
+  m->mountpoint_ = top.d;
+  top.d->mount_count_++;
+  mounts_[{top.mnt.get(), top.d.get()}] = m;
+  all_mounts_.push_back(m);
+  return Ok();
+}
+
+Result<void> Vfs::BindAt(const Path& target, const Path& source, int flags) {
+  if (target.inode()->IsDir() != source.inode()->IsDir()) return Errno(ENOTDIR);
+  auto m = std::make_shared<Mount>();
+  m->flags_ = flags;
+  m->fstype_ = source.mnt->fstype_;
+  m->source_ = source.mnt->source_;
+  m->root_ = source.d;
+  absl::MutexLock l(&mu_);
+  m->id_ = next_mount_id_++;
+  Path top = CrossMounts(target);
+  m->parent_ = top.mnt;
+  m->mountpoint_ = top.d;
+  top.d->mount_count_++;
+  mounts_[{top.mnt.get(), top.d.get()}] = m;
+  all_mounts_.push_back(m);
+  return Ok();
+}
+
+Result<void> Vfs::Umount(const Context& ctx, const Path& target) {
+  absl::MutexLock l(&mu_);
+  if (target.d != target.mnt->root_) return Errno(EINVAL);
+  if (!target.mnt->parent_ || target == ctx.root) return Errno(EBUSY);
+  // Busy if something is mounted below it.
+  for (auto& [key, m] : mounts_) {
+    if (key.first == target.mnt.get()) return Errno(EBUSY);
+  }
+  const MountRef& m = target.mnt;
+  mounts_.erase({m->parent_.get(), m->mountpoint_.get()});
+  m->mountpoint_->mount_count_--;
+  std::erase(all_mounts_, m);
+  return Ok();
+}
+
+std::string Vfs::PathString(const Path& root, const Path& p) {
+  absl::MutexLock l(&mu_);
+  std::vector<const std::string*> parts;
+  Path cur = p;
+  while (!(cur == root)) {
+    if (cur.d == cur.mnt->root_) {
+      if (!cur.mnt->parent_) break;
+      cur = {cur.mnt->parent_, cur.mnt->mountpoint_};
+      continue;
+    }
+    if (!cur.d->parent_) break;
+    parts.push_back(&cur.d->name_);
+    cur = {cur.mnt, cur.d->parent_};
+  }
+  std::string out;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += "/" + **it;
+  if (out.empty()) out = "/";
+  if (p.d->deleted_) out += " (deleted)";
+  return out;
+}
+
+std::string Vfs::Mounts(const Path& root, bool info) {
+  std::vector<MountRef> all;
+  {
+    absl::MutexLock l(&mu_);
+    all = all_mounts_;
+  }
+  std::string out;
+  for (const MountRef& m : all) {
+    std::string where = m->parent_ ? PathString(root, {m->parent_, m->mountpoint_}) : "/";
+    std::string opts = m->read_only() ? "ro" : "rw";
+    if (info) {
+      uint64_t parent = m->parent_ ? m->parent_->id_ : m->id_;
+      out += std::to_string(m->id_) + " " + std::to_string(parent) + " 0:" +
+             std::to_string(m->id_ + 20) + " / " + where + " " + opts + ",relatime - " +
+             m->fstype_ + " " + m->source_ + " " + opts + "\n";
+    } else {
+      out += m->source_ + " " + where + " " + m->fstype_ + " " + opts + ",relatime 0 0\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace sentry::vfs

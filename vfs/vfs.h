@@ -1,0 +1,163 @@
+// The virtual file system: dentries, mounts, path resolution and the path-based operations
+// the syscalls call. File systems supply Inodes (inode.h); the VFS caches them by name in a
+// dentry tree, crosses mount points, follows symlinks and checks permissions.
+//
+// Lock order: Vfs::mu_ (mount table and the dentry tree) -> Inode locks. mu_ is never held
+// across an Inode call that may block on the gofer, except where noted.
+#pragma once
+
+#include <sys/mount.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "vfs/file.h"
+#include "vfs/inode.h"
+
+namespace sentry::vfs {
+
+class Mount;
+
+// A node of the dentry tree: one name of an inode under its parent.
+class Dentry {
+ public:
+  Dentry(std::string name, std::shared_ptr<Dentry> parent, InodeRef inode)
+      : name_(std::move(name)), parent_(std::move(parent)), inode_(std::move(inode)) {}
+
+  const InodeRef& inode() const { return inode_; }
+
+ private:
+  friend class Vfs;
+  // Guarded by Vfs::mu_.
+  std::string name_;
+  std::shared_ptr<Dentry> parent_;  // null for a file system root
+  InodeRef inode_;
+  std::map<std::string, std::shared_ptr<Dentry>> children_;  // cache of looked-up names
+  int mount_count_ = 0;  // mounts whose mount point is this dentry
+  bool deleted_ = false;
+};
+using DentryRef = std::shared_ptr<Dentry>;
+
+// A file system mounted somewhere. The root mount has no parent.
+class Mount {
+ public:
+  uint64_t id() const { return id_; }
+  int flags() const { return flags_; }  // MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC
+  bool read_only() const { return flags_ & MS_RDONLY; }
+  const std::string& fstype() const { return fstype_; }
+  const std::string& source() const { return source_; }
+  const DentryRef& root() const { return root_; }
+
+ private:
+  friend class Vfs;
+  uint64_t id_ = 0;
+  int flags_ = 0;
+  std::string fstype_;
+  std::string source_;
+  DentryRef root_;
+  // Guarded by Vfs::mu_.
+  std::shared_ptr<Mount> parent_;
+  DentryRef mountpoint_;
+};
+using MountRef = std::shared_ptr<Mount>;
+
+// A place in the tree: a dentry as seen through a mount.
+struct Path {
+  MountRef mnt;
+  DentryRef d;
+  explicit operator bool() const { return d != nullptr; }
+  const InodeRef& inode() const { return d->inode(); }
+  bool operator==(const Path& o) const { return mnt == o.mnt && d == o.d; }
+};
+
+// What a path operation needs from the calling task.
+struct Context {
+  Path root;  // chroot
+  Path cwd;
+  Creds creds;
+  uint32_t umask = 022;
+};
+
+class Vfs {
+ public:
+  // Mounts `root_inode` (a directory) as the root of the mount namespace.
+  Vfs(InodeRef root_inode, std::string fstype, std::string source, int flags);
+
+  Path Root();
+
+  // Resolves `path` relative to `start` (absolute paths start at ctx.root). `follow` says
+  // whether a symlink in the last component is followed. A trailing '/' requires a directory.
+  Result<Path> Resolve(const Context& ctx, const Path& start, const std::string& path,
+                       bool follow);
+
+  // openat(2): flags as given by the guest; `mode` before the umask.
+  Result<FileRef> Open(const Context& ctx, const Path& start, const std::string& path,
+                       int flags, uint32_t mode);
+  // Opens an already resolved path (exec, O_PATH reopen).
+  Result<FileRef> OpenPath(const Context& ctx, const Path& p, int flags);
+
+  Result<void> Mknod(const Context& ctx, const Path& start, const std::string& path,
+                     uint32_t mode, dev_t rdev);
+  Result<void> Mkdir(const Context& ctx, const Path& start, const std::string& path,
+                     uint32_t mode);
+  Result<void> Symlink(const Context& ctx, const std::string& target, const Path& start,
+                       const std::string& path);
+  Result<void> Link(const Context& ctx, const Path& old_start, const std::string& old_path,
+                    const Path& new_start, const std::string& new_path, bool follow);
+  // unlinkat(2); `dir` for rmdir / AT_REMOVEDIR.
+  Result<void> Unlink(const Context& ctx, const Path& start, const std::string& path,
+                      bool dir);
+  Result<void> Rename(const Context& ctx, const Path& old_start, const std::string& old_path,
+                      const Path& new_start, const std::string& new_path, unsigned flags);
+  Result<std::string> ReadLink(const Context& ctx, const Path& start, const std::string& path);
+
+  // chmod/chown/truncate/utimes on a resolved path, with Linux's permission rules.
+  Result<void> SetAttr(const Context& ctx, const Path& p, const SetAttrRequest& req);
+  // access(2) mode bits (R_OK/W_OK/X_OK) for `p`.
+  Result<void> Access(const Context& ctx, const Path& p, int mode);
+
+  // mount(2) of a new file system (root inode) or a bind of `source` on `target`.
+  Result<void> MountAt(const Path& target, InodeRef root, std::string fstype,
+                       std::string source, int flags);
+  Result<void> BindAt(const Path& target, const Path& source, int flags);
+  Result<void> Umount(const Context& ctx, const Path& target);
+  // pivot_root is not offered; chroot is a Context change.
+
+  // The path of `p` as seen from `root` (getcwd, /proc/PID/fd). Paths outside `root` are
+  // shown from the real root, as Linux does; deleted files get " (deleted)".
+  std::string PathString(const Path& root, const Path& p);
+  // One line per mount, /proc/PID/mounts style (mountinfo if `info`).
+  std::string Mounts(const Path& root, bool info);
+
+  // The parent of `p` ("..") within ctx.root.
+  Path Parent(const Context& ctx, const Path& p);
+
+ private:
+  struct Walker;
+  Result<DentryRef> Child(const DentryRef& dir, const std::string& name);
+  Path CrossMounts(Path p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Path ParentLocked(const Path& root, const Path& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Resolves all but the last component; returns the parent and the last name ("" when the
+  // path names the start or a root, "." / ".." kept as is). `trailing_slash` is set when
+  // the path ended in '/'.
+  Result<std::pair<Path, std::string>> ResolveParent(const Context& ctx, const Path& start,
+                                                     const std::string& path,
+                                                     bool* trailing_slash);
+  Result<void> CheckWritableDir(const Context& ctx, const Path& dir);
+  Result<void> CheckSticky(const Context& ctx, const InodeRef& dir, const InodeRef& victim);
+  void Forget(const DentryRef& dir, const std::string& name);
+
+  absl::Mutex mu_;
+  std::map<std::pair<Mount*, Dentry*>, MountRef> mounts_ ABSL_GUARDED_BY(mu_);
+  std::vector<MountRef> all_mounts_ ABSL_GUARDED_BY(mu_);
+  MountRef root_mount_;
+  uint64_t next_mount_id_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+constexpr int kMaxSymlinks = 40;
+
+}  // namespace sentry::vfs
