@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "gofer/server.h"
 #include "runtime-shim/sandbox.h"
 #include "syscalls/table.h"
 
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string cmd = argv[1];
+  if (cmd == "gofer") return sentry::gofer::GoferMain(argc - 1, argv + 1);
   if (cmd == "syscalls") {
     return PrintSyscalls(argc > 2 && strcmp(argv[2], "--format=md") == 0);
   }

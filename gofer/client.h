@@ -1,0 +1,140 @@
+// The Sentry's side of the gofer protocol. The gofer is a separate process that owns every
+// host path the sandbox may see; the Sentry names files only by handles the gofer gave it.
+// Metadata crosses the socket; data does not: Open and Create donate a host fd (SCM_RIGHTS)
+// for read/write/mmap.
+//
+// All calls are thread-safe (requests are serialized on one socket). Once the gofer is gone
+// (socket EOF or error) every call fails with EIO and dead() is true.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "sentry/base/errno.h"
+
+namespace sentry::gofer {
+
+// Names a file in the gofer. 0 is never a valid handle.
+using Handle = uint64_t;
+
+struct Node {
+  Handle handle = 0;
+  struct stat st {};
+};
+
+struct DirEntry {
+  std::string name;
+  uint64_t ino = 0;
+  uint8_t type = 0;  // DT_*
+};
+
+// Which fields SetAttr changes.
+enum SetAttrMask : uint32_t {
+  kSetMode = 1 << 0,
+  kSetUid = 1 << 1,
+  kSetGid = 1 << 2,
+  kSetSize = 1 << 3,
+  kSetAtime = 1 << 4,  // to `atime`, or to now if atime.tv_nsec == UTIME_NOW
+  kSetMtime = 1 << 5,
+};
+
+struct SetAttrRequest {
+  uint32_t mask = 0;
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;
+  struct timespec atime {};
+  struct timespec mtime {};
+};
+
+class Client {
+ public:
+  // Takes ownership of `sock`, a connected SOCK_SEQPACKET socket to a gofer.
+  explicit Client(int sock);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // The root of attach point `name` (as given to the gofer at start-up: "/" for the root
+  // file system, the guest path of a bind mount for binds). `read_only` reports whether the
+  // gofer enforces read-only access on everything under it.
+  Result<Node> Attach(const std::string& name, bool* read_only);
+
+  // Looks up one component in directory `dir`. `name` is never "", ".", ".." and never
+  // contains '/' (EINVAL otherwise). Never follows a symlink: a symlink is returned as such.
+  // ENOENT if absent, ENOTDIR if `dir` is no directory.
+  Result<Node> Walk(Handle dir, const std::string& name);
+  Result<struct stat> Stat(Handle h);
+
+  // Opens a non-directory for I/O and returns a new host fd the caller owns. `flags`:
+  // O_RDONLY/O_WRONLY/O_RDWR, O_TRUNC, O_APPEND (O_CREAT, O_EXCL, O_NOFOLLOW and O_DIRECTORY
+  // are ignored; the file exists already). EROFS for write access on a read-only attach.
+  // A FIFO's fd comes back O_NONBLOCK (the gofer never waits for a peer); EPERM for device
+  // nodes, ELOOP for a symlink.
+  Result<int> Open(Handle h, int flags);
+
+  // Creates regular file `name` in `dir` (fails with EEXIST if it exists), owned by uid:gid,
+  // and opens it with `flags`. Returns the node and the new host fd.
+  Result<std::pair<Node, int>> Create(Handle dir, const std::string& name, int flags, uint32_t mode,
+                                      uint32_t uid, uint32_t gid);
+  Result<Node> Mkdir(Handle dir, const std::string& name, uint32_t mode, uint32_t uid,
+                     uint32_t gid);
+  Result<Node> Symlink(Handle dir, const std::string& name, const std::string& target, uint32_t uid,
+                       uint32_t gid);
+  // FIFOs, sockets and regular files only (EPERM for device nodes).
+  Result<Node> Mknod(Handle dir, const std::string& name, uint32_t mode, uint32_t uid,
+                     uint32_t gid);
+  // Hard link: `name` in `dir` becomes another name of `target` (not a directory).
+  Result<void> Link(Handle dir, const std::string& name, Handle target);
+  // unlinkat(dir, name, flags): flags is 0 or AT_REMOVEDIR.
+  Result<void> Unlink(Handle dir, const std::string& name, int flags);
+  // renameat2; `flags` may hold RENAME_NOREPLACE or RENAME_EXCHANGE. Handles naming the
+  // moved files stay valid and name the files at their new place.
+  Result<void> Rename(Handle old_dir, const std::string& old_name, Handle new_dir,
+                      const std::string& new_name, unsigned flags);
+  Result<std::string> ReadLink(Handle h);
+  // Returns the attributes after the change.
+  Result<struct stat> SetAttr(Handle h, const SetAttrRequest& req);
+  // Every entry of directory `dir` except "." and "..".
+  Result<std::vector<DirEntry>> ReadDir(Handle dir);
+  Result<struct statfs> StatFs(Handle h);
+  Result<std::string> GetXattr(Handle h, const std::string& name);
+  Result<std::vector<std::string>> ListXattr(Handle h);
+  Result<void> SetXattr(Handle h, const std::string& name, const std::string& value, int flags);
+  Result<void> RemoveXattr(Handle h, const std::string& name);
+  // Releases a handle. Errors are ignored.
+  void Close(Handle h);
+
+  bool dead() const { return dead_.load(std::memory_order_acquire); }
+  // Called once, from whichever thread first sees the gofer gone.
+  void set_on_death(std::function<void()> fn) { on_death_ = std::move(fn); }
+
+ private:
+  // Sends one request and waits for its reply (with an optional fd). Implemented in client.cc.
+  Result<std::string> Call(uint32_t op, const std::string& request, int* fd_out);
+  // Call's body. Sets *died if this call found the gofer gone first.
+  // Preconditions: mu_ is held.
+  Result<std::string> CallLocked(uint32_t op, const std::string& request, int* fd_out, bool* died)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sends a request that has no reply (Close).
+  void Post(uint32_t op, const std::string& request);
+  // Marks the gofer gone. Returns whether it was alive until now.
+  // Preconditions: mu_ is held.
+  bool MarkDeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  int sock_;
+  std::atomic<bool> dead_{false};  // set once, under mu_
+  std::function<void()> on_death_;
+  absl::Mutex mu_;                                    // one request in flight
+  std::vector<char> reply_buf_ ABSL_GUARDED_BY(mu_);  // kMaxMessage bytes
+};
+
+}  // namespace sentry::gofer

@@ -1,0 +1,24 @@
+// Confinement of the gofer process, applied once it holds every host fd it will ever need
+// (the attach roots and its socket). Afterwards no absolute path reaches the host, it keeps
+// only the file capabilities it serves with, cannot gain privileges, and may make only the
+// system calls its request loop needs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sentry::gofer {
+
+struct ConfineResult {
+  // One line per step that failed (e.g. when not root); the gofer then serves anyway.
+  std::vector<std::string> failures;
+};
+
+// Confines the calling process: a private mount namespace whose root is an empty read-only
+// tmpfs (pivot_root, or chroot if that fails), capabilities cut down to CHOWN, DAC_OVERRIDE,
+// DAC_READ_SEARCH, FOWNER and FSETID, PR_SET_NO_NEW_PRIVS, and a seccomp allowlist that kills
+// the process on any other system call. `sock` is the only fd sendmsg/recvmsg may use.
+// Preconditions: single-threaded; the cwd is not needed any more.
+ConfineResult Confine(int sock);
+
+}  // namespace sentry::gofer

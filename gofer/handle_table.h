@@ -1,0 +1,91 @@
+// The gofer's table of the handles it gave the Sentry.
+//
+// A directory handle owns one host fd (O_RDONLY|O_DIRECTORY|O_NOFOLLOW, or O_PATH when the
+// directory cannot be read), so it keeps naming the same directory wherever it moves. Any
+// other handle owns no fd — the host fd limit is far below the number of files a `find /usr`
+// walks — and names its file as (parent directory handle, name); every operation reaches the
+// file through *at() calls on the parent's fd that never follow a symlink. The table keeps
+// those names right when files are renamed or removed through the gofer.
+//
+// Single-threaded: the gofer serves one request at a time.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gofer/client.h"
+
+namespace sentry::gofer {
+
+struct HandleEntry {
+  bool is_dir = false;
+  size_t attach = 0;  // index of the attach point this file lives under
+
+  // Directories only.
+  int fd = -1;
+  bool opath = false;  // fd is O_PATH: no getdents/fchmod/f*xattr through it
+  dev_t dev = 0;       // identity, to find the handles named in it
+  ino_t ino = 0;
+
+  // Everything else. `name` is empty once the name was removed or replaced by another file.
+  Handle parent = 0;  // holds a reference on the parent entry
+  std::string name;
+
+  // One reference while the client holds the handle, one per child entry naming it `parent`.
+  int refs = 1;
+  bool client_open = true;
+};
+
+class HandleTable {
+ public:
+  HandleTable() = default;
+  ~HandleTable();
+  HandleTable(const HandleTable&) = delete;
+  HandleTable& operator=(const HandleTable&) = delete;
+
+  // Adds a directory handle that owns `fd`; `st` is fstat(fd).
+  Handle AddDir(int fd, bool opath, const struct stat& st, size_t attach);
+  // Adds a handle for `name` in directory handle `parent` (which must be live).
+  Handle AddFile(Handle parent, std::string name);
+
+  // The entry of a handle the client holds, or nullptr.
+  HandleEntry* Get(Handle h);
+  // The directory entry `e` (a non-directory) is named in.
+  HandleEntry& ParentOf(const HandleEntry& e);
+
+  // The client gives up `h`. Unknown handles are ignored.
+  void Close(Handle h);
+
+  // `name` in directory `dir` was unlinked, or replaced by a rename: handles naming it now
+  // name nothing.
+  void Removed(const HandleEntry& dir, const std::string& name);
+  // renameat2 moved (old_dir, old_name) to (new_dir, new_name), or swapped them if
+  // `exchange`. Handles naming the moved files follow them.
+  // Both directory handles must be live.
+  void Renamed(Handle old_dir, const std::string& old_name, Handle new_dir,
+               const std::string& new_name, bool exchange);
+
+  size_t size() const { return entries_.size(); }
+
+ private:
+  static bool SameDir(const HandleEntry& a, const HandleEntry& b) {
+    return a.dev == b.dev && a.ino == b.ino;
+  }
+  // The non-directory handles named `name` in a directory that is `dir`.
+  std::vector<Handle> Named(const HandleEntry& dir, const std::string& name);
+  // Gives non-directory `h` a new name ("" for none), keeping by_name_ in step.
+  void SetName(Handle h, HandleEntry& e, const std::string& name);
+  void Unref(Handle h);
+
+  std::unordered_map<Handle, HandleEntry> entries_;  // node-based: entry pointers are stable
+  // Non-directory handles by their non-empty name, so that unlink and rename do not scan
+  // every handle.
+  std::unordered_multimap<std::string, Handle> by_name_;
+  Handle next_ = 1;
+};
+
+}  // namespace sentry::gofer

@@ -1,0 +1,215 @@
+#include "gofer/server.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gofer/confine.h"
+#include "gofer/log.h"
+#include "gofer/server_internal.h"
+
+namespace sentry::gofer {
+
+bool Server::HandleRequest(Reader& in, Writer& reply, int* reply_fd) {
+  *reply_fd = -1;
+  reply_fd_ = -1;
+  auto op = static_cast<Op>(in.U32());
+  if (op == Op::kClose) {
+    Handle h = in.U64();
+    if (in.ok() && in.done()) table_.Close(h);
+    return false;
+  }
+  Writer out;
+  Result<void> r = in.ok() ? Dispatch(op, in, out) : Result<void>(Errno(EINVAL));
+  if (!r.ok()) {
+    if (reply_fd_ >= 0) close(reply_fd_);
+    reply.I32(r.error().code());
+    return true;
+  }
+  reply.I32(0).Bytes(out.data());
+  *reply_fd = reply_fd_;
+  return true;
+}
+
+Result<void> Server::Dispatch(Op op, Reader& in, Writer& out) {
+  switch (op) {
+    case Op::kAttach:
+      return Attach(in, out);
+    case Op::kWalk:
+      return Walk(in, out);
+    case Op::kStat:
+      return Stat(in, out);
+    case Op::kOpen:
+      return Open(in, out);
+    case Op::kCreate:
+      return Create(in, out);
+    case Op::kMkdir:
+      return Mkdir(in, out);
+    case Op::kSymlink:
+      return Symlink(in, out);
+    case Op::kMknod:
+      return Mknod(in, out);
+    case Op::kLink:
+      return Link(in, out);
+    case Op::kUnlink:
+      return Unlink(in, out);
+    case Op::kRename:
+      return Rename(in, out);
+    case Op::kReadLink:
+      return ReadLink(in, out);
+    case Op::kSetAttr:
+      return SetAttr(in, out);
+    case Op::kReadDir:
+      return ReadDir(in, out);
+    case Op::kStatFs:
+      return StatFs(in, out);
+    case Op::kGetXattr:
+      return GetXattr(in, out);
+    case Op::kListXattr:
+      return ListXattr(in, out);
+    case Op::kSetXattr:
+      return SetXattr(in, out);
+    case Op::kRemoveXattr:
+      return RemoveXattr(in, out);
+    case Op::kClose:
+      break;  // handled by the caller: it has no reply
+  }
+  return Errno(ENOSYS);
+}
+
+namespace {
+
+struct Options {
+  int sock = -1;
+  struct Mount {
+    std::string name, host_path;
+    bool read_only = false;
+  };
+  std::vector<Mount> mounts;
+};
+
+// "NAME=HOSTPATH[:ro|:rw]". The suffix is stripped if present, so a launcher that always
+// writes one can pass any host path.
+bool ParseAttach(const std::string& arg, Options::Mount* m) {
+  size_t eq = arg.find('=');
+  if (eq == 0 || eq == std::string::npos) return false;
+  m->name = arg.substr(0, eq);
+  m->host_path = arg.substr(eq + 1);
+  auto ends_with = [&](const char* s) {
+    return m->host_path.size() > 3 && m->host_path.compare(m->host_path.size() - 3, 3, s) == 0;
+  };
+  if (ends_with(":ro") || ends_with(":rw")) {
+    m->read_only = ends_with(":ro");
+    m->host_path.resize(m->host_path.size() - 3);
+  }
+  return !m->host_path.empty();
+}
+
+bool ParseArgs(int argc, char** argv, Options* opts) {
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a.rfind("--sock-fd=", 0) == 0) {
+      char* end = nullptr;
+      long fd = strtol(a.c_str() + 10, &end, 10);
+      if (*end != '\0' || fd < 0 || fd > 1 << 30) return false;
+      opts->sock = static_cast<int>(fd);
+    } else if (a.rfind("--attach=", 0) == 0) {
+      Options::Mount m;
+      if (!ParseAttach(a.substr(9), &m)) return false;
+      opts->mounts.push_back(std::move(m));
+    } else {
+      return false;
+    }
+  }
+  return opts->sock >= 0;
+}
+
+// The gofer starts with no fds but stdio and its socket, whatever its parent leaked.
+void CloseInheritedFds(int sock) {
+  if (sock > 3) close_range(3, sock - 1, 0);
+  close_range(sock + 1, ~0U, 0);
+}
+
+void RaiseFdLimit() {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+bool OpenAttaches(const Options& opts, std::vector<AttachPoint>* out) {
+  for (const auto& m : opts.mounts) {
+    int fd = open(m.host_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      Log().error("cannot open attach root {}: {}", m.host_path, strerror(errno));
+      return false;
+    }
+    out->push_back(AttachPoint{m.name, fd, m.read_only});
+  }
+  return true;
+}
+
+int Serve(int sock, Server& server) {
+  std::vector<char> buf(kMaxMessage);
+  for (;;) {
+    size_t len = 0;
+    int fd = -1;
+    int err = RecvMessage(sock, buf.data(), buf.size(), &len, &fd);
+    if (fd >= 0) close(fd);           // the Sentry has no business sending fds
+    if (err == ECONNRESET) return 0;  // the Sentry is gone
+    Writer reply;
+    int reply_fd = -1;
+    if (err == EMSGSIZE) {
+      reply.I32(EINVAL);  // only a request with a reply can be this long
+    } else if (err != 0) {
+      Log().error("recvmsg: {}", strerror(err));
+      return 1;
+    } else {
+      Reader in(buf.data(), len);
+      if (!server.HandleRequest(in, reply, &reply_fd)) continue;
+    }
+    err = SendMessage(sock, reply.data(), reply_fd);
+    if (reply_fd >= 0) close(reply_fd);
+    if (err == EPIPE || err == ECONNRESET) return 0;
+    if (err != 0) {
+      Log().error("sendmsg: {}", strerror(err));
+      return 1;
+    }
+  }
+}
+
+}  // namespace
+
+int GoferMain(int argc, char** argv) {
+  Options opts;
+  if (!ParseArgs(argc, argv, &opts)) {
+    fprintf(stderr, "usage: sentry gofer --sock-fd=N --attach=NAME=HOSTPATH[:ro|:rw] ...\n");
+    return 2;
+  }
+  struct stat st;
+  if (fstat(opts.sock, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    Log().error("--sock-fd={} is not a socket", opts.sock);
+    return 2;
+  }
+  CloseInheritedFds(opts.sock);
+  Log();     // built before seccomp, so that building it can make no unexpected system call
+  umask(0);  // modes arrive with the guest's umask applied
+  RaiseFdLimit();
+  std::vector<AttachPoint> attaches;
+  if (!OpenAttaches(opts, &attaches)) return 1;
+  for (const auto& failure : Confine(opts.sock).failures) {
+    Log().warn("confinement step failed, serving anyway: {}", failure);
+  }
+  Server server(std::move(attaches));
+  if (SendMessage(opts.sock, Writer().I32(0).Bytes(kHello).Take()) != 0) return 1;
+  return Serve(opts.sock, server);
+}
+
+}  // namespace sentry::gofer

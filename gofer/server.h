@@ -1,0 +1,14 @@
+// The gofer process: `sentry gofer --sock-fd=N --attach=NAME=HOSTPATH[:ro|:rw] ...`.
+//
+// Opens every attach root (a host directory; NAME is what the Sentry passes to
+// Client::Attach), confines itself (confine.h), says hello on the socket and then serves
+// requests (protocol.h) one at a time until the Sentry closes its end. Exits 0 then, 2 on
+// bad arguments, 1 if an attach root cannot be opened or the socket fails.
+#pragma once
+
+namespace sentry::gofer {
+
+// `argv[0]` is the subcommand name ("gofer"); the flags follow.
+int GoferMain(int argc, char** argv);
+
+}  // namespace sentry::gofer

@@ -1,0 +1,275 @@
+// The gofer's read-only ops and the helpers every op uses.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "gofer/server_internal.h"
+
+namespace sentry::gofer {
+namespace {
+
+constexpr int kDirOpenFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// Opens `name` in `dirfd` as a directory handle fd: for reading if allowed, else O_PATH.
+Result<int> OpenDir(int dirfd, const char* name, bool* opath) {
+  *opath = false;
+  int fd = openat(dirfd, name, kDirOpenFlags);
+  if (fd < 0 && errno == EACCES) {
+    *opath = true;
+    fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
+  if (fd < 0) return Errno(errno);
+  return fd;
+}
+
+bool IsDevice(mode_t mode) { return S_ISCHR(mode) || S_ISBLK(mode); }
+
+// Checks what openat actually opened (the host may have swapped the file since it was
+// stat'ed) and, unless it is a FIFO, takes the O_NONBLOCK off that the open needed.
+Result<void> CheckOpened(int fd, int flags) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Errno(errno);
+  if (IsDevice(st.st_mode)) return Errno(EPERM);
+  if (S_ISDIR(st.st_mode)) return Errno(EISDIR);
+  if (!S_ISFIFO(st.st_mode) && fcntl(fd, F_SETFL, flags) != 0) return Errno(errno);
+  return Ok();
+}
+
+}  // namespace
+
+Result<void> CheckName(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
+    return Errno(EINVAL);
+  }
+  return Ok();
+}
+
+Result<HandleEntry*> Server::Lookup(Handle h) {
+  HandleEntry* e = table_.Get(h);
+  if (e == nullptr) return Errno(EBADF);
+  return e;
+}
+
+Result<HandleEntry*> Server::LookupDir(Handle h) {
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  if (!e->is_dir) return Errno(ENOTDIR);
+  return e;
+}
+
+Result<void> Server::CheckWritable(const HandleEntry& e) const {
+  if (attaches_[e.attach].read_only) return Errno(EROFS);
+  return Ok();
+}
+
+Result<AtTarget> Server::Target(const HandleEntry& e) {
+  if (e.is_dir) return AtTarget{e.fd, "", AT_EMPTY_PATH};
+  if (e.name.empty()) return Errno(ENOENT);  // removed or replaced
+  return AtTarget{table_.ParentOf(e).fd, e.name.c_str(), AT_SYMLINK_NOFOLLOW};
+}
+
+Result<struct stat> Server::StatOf(const HandleEntry& e) {
+  AtTarget at = SENTRY_TRY(Target(e));
+  struct stat st;
+  if (fstatat(at.dirfd, at.name, &st, at.flags) != 0) return Errno(errno);
+  return st;
+}
+
+Result<void> Server::AddChild(Handle dir, const std::string& name, Writer& out) {
+  HandleEntry* d = SENTRY_TRY(LookupDir(dir));
+  struct stat st;
+  if (fstatat(d->fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Errno(errno);
+  Handle h;
+  if (S_ISDIR(st.st_mode)) {
+    bool opath;
+    int fd = SENTRY_TRY(OpenDir(d->fd, name.c_str(), &opath));
+    if (fstat(fd, &st) != 0) {
+      close(fd);
+      return Errno(errno);
+    }
+    h = table_.AddDir(fd, opath, st, d->attach);
+  } else {
+    h = table_.AddFile(dir, name);
+  }
+  out.U64(h).Raw(st);
+  return Ok();
+}
+
+Result<void> Server::Attach(Reader& in, Writer& out) {
+  std::string name = in.Str();
+  SENTRY_TRY(EndOfArgs(in));
+  for (size_t i = 0; i < attaches_.size(); i++) {
+    if (attaches_[i].name != name) continue;
+    bool opath;
+    int fd = SENTRY_TRY(OpenDir(attaches_[i].fd, ".", &opath));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      close(fd);
+      return Errno(errno);
+    }
+    out.U64(table_.AddDir(fd, opath, st, i)).Raw(st).U8(attaches_[i].read_only);
+    return Ok();
+  }
+  return Errno(ENOENT);
+}
+
+Result<void> Server::Walk(Reader& in, Writer& out) {
+  Handle dir = in.U64();
+  std::string name = in.Str();
+  SENTRY_TRY(EndOfArgs(in));
+  SENTRY_TRY(CheckName(name));
+  return AddChild(dir, name, out);
+}
+
+Result<void> Server::Stat(Reader& in, Writer& out) {
+  Handle h = in.U64();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  out.Raw(SENTRY_TRY(StatOf(*e)));
+  return Ok();
+}
+
+Result<void> Server::Open(Reader& in, Writer& /*out*/) {
+  Handle h = in.U64();
+  int flags = in.I32() & (O_ACCMODE | O_TRUNC | O_APPEND);
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  if (e->is_dir) return Errno(EISDIR);
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) SENTRY_TRY(CheckWritable(*e));
+  struct stat st = SENTRY_TRY(StatOf(*e));
+  if (IsDevice(st.st_mode)) return Errno(EPERM);  // host devices stay out of reach
+  if (S_ISLNK(st.st_mode)) return Errno(ELOOP);
+  AtTarget at = SENTRY_TRY(Target(*e));
+  // O_NONBLOCK: the gofer never waits for a FIFO's peer, even if the file became a FIFO
+  // after fstatat. A FIFO keeps the flag (the Sentry may clear it); other files lose it.
+  int fd = openat(at.dirfd, at.name, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Errno(errno);
+  Result<void> opened = CheckOpened(fd, flags);
+  if (!opened.ok()) {
+    close(fd);
+    return opened.error();
+  }
+  reply_fd_ = fd;
+  return Ok();
+}
+
+Result<void> Server::ReadLink(Reader& in, Writer& out) {
+  Handle h = in.U64();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  if (e->is_dir) return Errno(EINVAL);
+  AtTarget at = SENTRY_TRY(Target(*e));
+  char buf[PATH_MAX];
+  ssize_t n = readlinkat(at.dirfd, at.name, buf, sizeof(buf));
+  if (n < 0) return Errno(errno);
+  out.Str(std::string_view(buf, static_cast<size_t>(n)));
+  return Ok();
+}
+
+Result<void> Server::ReadDir(Reader& in, Writer& out) {
+  Handle h = in.U64();
+  uint64_t offset = in.U64();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* d = SENTRY_TRY(LookupDir(h));
+  // A fresh open file per page: its offset is ours alone and O_PATH handles work too.
+  int fd = openat(d->fd, ".", kDirOpenFlags);
+  if (fd < 0) return Errno(errno);
+  char* buf = Scratch(kReadDirChunk);
+  ssize_t n = -1;
+  if (lseek(fd, static_cast<off_t>(offset), SEEK_SET) >= 0) {
+    n = syscall(SYS_getdents64, fd, buf, kReadDirChunk);
+  }
+  int err = errno;
+  close(fd);
+  if (n < 0) return Errno(err);
+  Writer entries;
+  uint32_t count = 0;
+  uint64_t next = offset;
+  for (ssize_t pos = 0; pos < n;) {
+    struct dirent64 ent;  // copied out: records are not aligned for the header fields
+    memcpy(&ent, buf + pos, offsetof(struct dirent64, d_name));
+    const char* name = buf + pos + offsetof(struct dirent64, d_name);
+    if (ent.d_reclen == 0) break;
+    pos += ent.d_reclen;
+    next = static_cast<uint64_t>(ent.d_off);
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+    entries.Str(name).U64(ent.d_ino).U8(ent.d_type);
+    count++;
+  }
+  out.U8(n == 0).U64(next).U32(count).Bytes(entries.data());
+  return Ok();
+}
+
+Result<void> Server::StatFs(Reader& in, Writer& out) {
+  Handle h = in.U64();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  // A non-directory is assumed to live on its directory's file system.
+  int fd = e->is_dir ? e->fd : table_.ParentOf(*e).fd;
+  struct statfs sfs;
+  if (fstatfs(fd, &sfs) != 0) return Errno(errno);
+  out.Raw(sfs);
+  return Ok();
+}
+
+Result<int> Server::XattrFd(const HandleEntry& e, bool* owned) {
+  *owned = false;
+  if (e.is_dir) {
+    if (!e.opath) return e.fd;
+    int fd = openat(e.fd, ".", kDirOpenFlags);
+    if (fd < 0) return Errno(errno);
+    *owned = true;
+    return fd;
+  }
+  struct stat st = SENTRY_TRY(StatOf(e));
+  if (!S_ISREG(st.st_mode)) return Errno(EOPNOTSUPP);
+  AtTarget at = SENTRY_TRY(Target(e));
+  int fd = openat(at.dirfd, at.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Errno(errno);
+  *owned = true;
+  return fd;
+}
+
+Result<void> Server::GetXattr(Reader& in, Writer& out) {
+  Handle h = in.U64();
+  std::string name = in.Str();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  bool owned;
+  Result<int> fd = XattrFd(*e, &owned);
+  if (!fd.ok()) return fd.error().code() == EOPNOTSUPP ? Errno(ENODATA) : fd.error();
+  char* buf = Scratch(XATTR_SIZE_MAX);
+  ssize_t n = fgetxattr(*fd, name.c_str(), buf, XATTR_SIZE_MAX);
+  int err = errno;
+  if (owned) close(*fd);
+  if (n < 0) return Errno(err);
+  out.Str(std::string_view(buf, static_cast<size_t>(n)));
+  return Ok();
+}
+
+Result<void> Server::ListXattr(Reader& in, Writer& out) {
+  Handle h = in.U64();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  bool owned;
+  Result<int> fd = XattrFd(*e, &owned);
+  if (!fd.ok() && fd.error().code() == EOPNOTSUPP) {
+    out.Str("");  // symlinks and special files: no xattrs to show
+    return Ok();
+  }
+  if (!fd.ok()) return fd.error();
+  char* buf = Scratch(XATTR_LIST_MAX);
+  ssize_t n = flistxattr(*fd, buf, XATTR_LIST_MAX);
+  int err = errno;
+  if (owned) close(*fd);
+  if (n < 0) return Errno(err);
+  out.Str(std::string_view(buf, static_cast<size_t>(n)));
+  return Ok();
+}
+
+}  // namespace sentry::gofer

@@ -1,0 +1,249 @@
+// The gofer's ops that change the host file system. Each checks the read-only flag of the
+// attach point before touching anything.
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "gofer/server_internal.h"
+
+namespace sentry::gofer {
+namespace {
+
+// fchmodat2(2) (Linux 6.6) is the only chmod that neither follows a symlink nor needs
+// /proc; glibc 2.36 has no wrapper. The number is the same on every architecture.
+constexpr long kSysFchmodat2 = 452;
+
+// Sets the owner of a file the gofer just made. Without CAP_CHOWN the file keeps the
+// gofer's ids, which is the best an unprivileged gofer can do.
+Result<void> ChownNew(int dirfd, const char* name, uint32_t uid, uint32_t gid) {
+  if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) != 0 && errno != EPERM) {
+    return Errno(errno);
+  }
+  return Ok();
+}
+
+// chmod without following a symlink (EOPNOTSUPP on one, like Linux's lchmod).
+Result<void> ChmodAt(const AtTarget& at, const struct stat& st, mode_t mode) {
+  if (syscall(kSysFchmodat2, at.dirfd, at.name, mode, at.flags) == 0) return Ok();
+  if (errno != ENOSYS) return Errno(errno);
+  // Older kernels: the file was just checked not to be a symlink; only a concurrent change
+  // on the host could make fchmodat follow one.
+  if (S_ISLNK(st.st_mode)) return Errno(EOPNOTSUPP);
+  int r = at.flags & AT_EMPTY_PATH ? fchmod(at.dirfd, mode) : fchmodat(at.dirfd, at.name, mode, 0);
+  if (r != 0) return Errno(errno);
+  return Ok();
+}
+
+Result<void> Truncate(const AtTarget& at, const struct stat& st, uint64_t size) {
+  if (S_ISDIR(st.st_mode)) return Errno(EISDIR);
+  if (!S_ISREG(st.st_mode)) return Errno(EINVAL);
+  int fd = openat(at.dirfd, at.name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Errno(errno);
+  int r = ftruncate(fd, static_cast<off_t>(size));
+  int err = errno;
+  close(fd);
+  if (r != 0) return Errno(err);
+  return Ok();
+}
+
+Result<void> SetTimes(const AtTarget& at, const SetAttrRequest& req) {
+  struct timespec ts[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
+  if (req.mask & kSetAtime) ts[0] = req.atime;
+  if (req.mask & kSetMtime) ts[1] = req.mtime;
+  if (utimensat(at.dirfd, at.name, ts, at.flags) != 0) return Errno(errno);
+  return Ok();
+}
+
+}  // namespace
+
+Result<void> Server::Create(Reader& in, Writer& out) {
+  Handle dir = in.U64();
+  std::string name = in.Str();
+  int flags = in.I32();
+  uint32_t mode = in.U32(), uid = in.U32(), gid = in.U32();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* d = SENTRY_TRY(LookupDir(dir));
+  SENTRY_TRY(CheckName(name));
+  SENTRY_TRY(CheckWritable(*d));
+  int oflags =
+      (flags & (O_ACCMODE | O_APPEND)) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+  int fd = openat(d->fd, name.c_str(), oflags, mode & 07777);
+  if (fd < 0) return Errno(errno);
+  struct stat st;
+  Result<void> owned = ChownNew(d->fd, name.c_str(), uid, gid);
+  if (!owned.ok() || fstat(fd, &st) != 0) {
+    int err = owned.ok() ? errno : owned.error().code();
+    close(fd);
+    unlinkat(d->fd, name.c_str(), 0);
+    return Errno(err);
+  }
+  out.U64(table_.AddFile(dir, name)).Raw(st);
+  reply_fd_ = fd;
+  return Ok();
+}
+
+Result<void> Server::Mkdir(Reader& in, Writer& out) {
+  Handle dir = in.U64();
+  std::string name = in.Str();
+  uint32_t mode = in.U32(), uid = in.U32(), gid = in.U32();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* d = SENTRY_TRY(LookupDir(dir));
+  SENTRY_TRY(CheckName(name));
+  SENTRY_TRY(CheckWritable(*d));
+  if (mkdirat(d->fd, name.c_str(), mode & 07777) != 0) return Errno(errno);
+  SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
+  return AddChild(dir, name, out);
+}
+
+Result<void> Server::Symlink(Reader& in, Writer& out) {
+  Handle dir = in.U64();
+  std::string name = in.Str();
+  std::string target = in.Str();
+  uint32_t uid = in.U32(), gid = in.U32();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* d = SENTRY_TRY(LookupDir(dir));
+  SENTRY_TRY(CheckName(name));
+  if (target.empty()) return Errno(ENOENT);
+  if (target.find('\0') != std::string::npos) return Errno(EINVAL);
+  SENTRY_TRY(CheckWritable(*d));
+  if (symlinkat(target.c_str(), d->fd, name.c_str()) != 0) return Errno(errno);
+  SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
+  return AddChild(dir, name, out);
+}
+
+Result<void> Server::Mknod(Reader& in, Writer& out) {
+  Handle dir = in.U64();
+  std::string name = in.Str();
+  uint32_t mode = in.U32(), uid = in.U32(), gid = in.U32();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* d = SENTRY_TRY(LookupDir(dir));
+  SENTRY_TRY(CheckName(name));
+  mode_t type = (mode & S_IFMT) == 0 ? S_IFREG : (mode & S_IFMT);
+  if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) return Errno(EPERM);
+  SENTRY_TRY(CheckWritable(*d));
+  if (mknodat(d->fd, name.c_str(), type | (mode & 07777), 0) != 0) return Errno(errno);
+  SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
+  return AddChild(dir, name, out);
+}
+
+Result<void> Server::Link(Reader& in, Writer& /*out*/) {
+  Handle dir = in.U64();
+  std::string name = in.Str();
+  Handle target = in.U64();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* d = SENTRY_TRY(LookupDir(dir));
+  HandleEntry* t = SENTRY_TRY(Lookup(target));
+  SENTRY_TRY(CheckName(name));
+  if (t->is_dir) return Errno(EPERM);
+  if (t->attach != d->attach) return Errno(EXDEV);
+  SENTRY_TRY(CheckWritable(*d));
+  AtTarget at = SENTRY_TRY(Target(*t));
+  // flags 0: a symlink is linked itself, not its target.
+  if (linkat(at.dirfd, at.name, d->fd, name.c_str(), 0) != 0) return Errno(errno);
+  return Ok();
+}
+
+Result<void> Server::Unlink(Reader& in, Writer& /*out*/) {
+  Handle dir = in.U64();
+  std::string name = in.Str();
+  int flags = in.I32();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* d = SENTRY_TRY(LookupDir(dir));
+  SENTRY_TRY(CheckName(name));
+  if (flags & ~AT_REMOVEDIR) return Errno(EINVAL);
+  SENTRY_TRY(CheckWritable(*d));
+  if (unlinkat(d->fd, name.c_str(), flags) != 0) return Errno(errno);
+  table_.Removed(*d, name);
+  return Ok();
+}
+
+Result<void> Server::Rename(Reader& in, Writer& /*out*/) {
+  Handle old_dir = in.U64();
+  std::string old_name = in.Str();
+  Handle new_dir = in.U64();
+  std::string new_name = in.Str();
+  unsigned flags = in.U32();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* od = SENTRY_TRY(LookupDir(old_dir));
+  HandleEntry* nd = SENTRY_TRY(LookupDir(new_dir));
+  SENTRY_TRY(CheckName(old_name));
+  SENTRY_TRY(CheckName(new_name));
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return Errno(EINVAL);
+  if (od->attach != nd->attach) return Errno(EXDEV);
+  SENTRY_TRY(CheckWritable(*od));
+  // Renaming a file onto another name of itself succeeds and changes nothing.
+  struct stat a, b;
+  bool same = fstatat(od->fd, old_name.c_str(), &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+              fstatat(nd->fd, new_name.c_str(), &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+              a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  if (renameat2(od->fd, old_name.c_str(), nd->fd, new_name.c_str(), flags) != 0) {
+    return Errno(errno);
+  }
+  if (!same) {
+    table_.Renamed(old_dir, old_name, new_dir, new_name, flags & RENAME_EXCHANGE);
+  }
+  return Ok();
+}
+
+Result<void> Server::SetAttr(Reader& in, Writer& out) {
+  Handle h = in.U64();
+  auto req = in.Raw<SetAttrRequest>();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  SENTRY_TRY(CheckWritable(*e));
+  AtTarget at = SENTRY_TRY(Target(*e));
+  struct stat st = SENTRY_TRY(StatOf(*e));
+  // Owner first: chown clears set-id bits that a mode in the same request may set again.
+  if (req.mask & (kSetUid | kSetGid)) {
+    uid_t uid = req.mask & kSetUid ? req.uid : static_cast<uid_t>(-1);
+    gid_t gid = req.mask & kSetGid ? req.gid : static_cast<gid_t>(-1);
+    if (fchownat(at.dirfd, at.name, uid, gid, at.flags) != 0) return Errno(errno);
+  }
+  if (req.mask & kSetMode) SENTRY_TRY(ChmodAt(at, st, req.mode & 07777));
+  if (req.mask & kSetSize) SENTRY_TRY(Truncate(at, st, req.size));
+  // Times last: truncating moves mtime.
+  if (req.mask & (kSetAtime | kSetMtime)) SENTRY_TRY(SetTimes(at, req));
+  out.Raw(SENTRY_TRY(StatOf(*e)));
+  return Ok();
+}
+
+Result<void> Server::SetXattr(Reader& in, Writer& /*out*/) {
+  Handle h = in.U64();
+  std::string name = in.Str();
+  std::string value = in.Str();
+  int flags = in.I32();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  SENTRY_TRY(CheckWritable(*e));
+  bool owned;
+  Result<int> fd = XattrFd(*e, &owned);
+  // Linux allows user.* attributes on regular files and directories only.
+  if (!fd.ok()) return fd.error().code() == EOPNOTSUPP ? Errno(EPERM) : fd.error();
+  int r = fsetxattr(*fd, name.c_str(), value.data(), value.size(), flags);
+  int err = errno;
+  if (owned) close(*fd);
+  if (r != 0) return Errno(err);
+  return Ok();
+}
+
+Result<void> Server::RemoveXattr(Reader& in, Writer& /*out*/) {
+  Handle h = in.U64();
+  std::string name = in.Str();
+  SENTRY_TRY(EndOfArgs(in));
+  HandleEntry* e = SENTRY_TRY(Lookup(h));
+  SENTRY_TRY(CheckWritable(*e));
+  bool owned;
+  Result<int> fd = XattrFd(*e, &owned);
+  if (!fd.ok()) return fd.error().code() == EOPNOTSUPP ? Errno(EPERM) : fd.error();
+  int r = fremovexattr(*fd, name.c_str());
+  int err = errno;
+  if (owned) close(*fd);
+  if (r != 0) return Errno(err);
+  return Ok();
+}
+
+}  // namespace sentry::gofer

@@ -1,0 +1,578 @@
+// The gofer end to end: a real `sentry gofer` process over a temporary host tree, driven
+// through gofer::Client.
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gofer/client.h"
+#include "gofer/launch.h"
+#include "gofer/protocol.h"
+
+#ifndef SENTRY_BINARY
+#error "SENTRY_BINARY must name the built sentry binary"
+#endif
+
+namespace sentry::gofer {
+namespace {
+
+// The error code of a Result, or 0 if it holds a value.
+template <typename T>
+int Err(const Result<T>& r) {
+  return r.ok() ? 0 : r.error().code();
+}
+
+void WriteFile(const std::string& path, const std::string& data) { std::ofstream(path) << data; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string ReadFd(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  off_t off = 0;
+  while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+    out.append(buf, n);
+    off += n;
+  }
+  return out;
+}
+
+struct stat HostStat(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
+  return st;
+}
+
+int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) { return remove(path); }
+
+class GoferTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gofer_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    top_ = tmpl;
+    rw_ = top_ + "/rw";
+    ro_ = top_ + "/ro";
+    for (const auto& d : {rw_, ro_, rw_ + "/sub", top_ + "/outside"}) {
+      ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
+    }
+    WriteFile(rw_ + "/file.txt", "hello");
+    WriteFile(rw_ + "/sub/inner.txt", "inner");
+    WriteFile(ro_ + "/data.txt", "read only");
+    WriteFile(top_ + "/outside/secret.txt", "secret");
+    chmod((top_ + "/outside/secret.txt").c_str(), 0600);
+    ASSERT_EQ(symlink("../outside/secret.txt", (rw_ + "/escape").c_str()), 0);
+    ASSERT_EQ(symlink((top_ + "/outside").c_str(), (rw_ + "/dirlink").c_str()), 0);
+    auto proc = StartGofer(SENTRY_BINARY, {{"/", rw_, false}, {"/ro", ro_, true}});
+    ASSERT_TRUE(proc.ok()) << proc.status();
+    proc_ = *proc;
+    client_ = std::make_unique<Client>(proc_.sock);
+    bool ro = true;
+    auto root = client_->Attach("/", &ro);
+    ASSERT_TRUE(root.ok());
+    EXPECT_FALSE(ro);
+    root_ = root->handle;
+  }
+
+  void TearDown() override {
+    client_.reset();  // EOF on the socket: the gofer exits 0
+    if (proc_.pid > 0) {
+      int status = 0;
+      ASSERT_EQ(waitpid(proc_.pid, &status, 0), proc_.pid);
+      if (!killed_) {
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+      }
+    }
+    nftw(top_.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+  }
+
+  Node MustWalk(Handle dir, const std::string& name) {
+    auto n = client_->Walk(dir, name);
+    EXPECT_TRUE(n.ok()) << name << ": " << Err(n);
+    return n.ok() ? *n : Node{};
+  }
+
+  std::string top_, rw_, ro_;
+  GoferProcess proc_;
+  std::unique_ptr<Client> client_;
+  Handle root_ = 0;
+  bool killed_ = false;
+};
+
+TEST_F(GoferTest, WalkAndStat) {
+  Node f = MustWalk(root_, "file.txt");
+  EXPECT_TRUE(S_ISREG(f.st.st_mode));
+  EXPECT_EQ(f.st.st_size, 5);
+  EXPECT_EQ(f.st.st_ino, HostStat(rw_ + "/file.txt").st_ino);
+  auto st = client_->Stat(f.handle);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->st_ino, f.st.st_ino);
+  Node sub = MustWalk(root_, "sub");
+  EXPECT_TRUE(S_ISDIR(sub.st.st_mode));
+  EXPECT_TRUE(S_ISREG(MustWalk(sub.handle, "inner.txt").st.st_mode));
+  EXPECT_EQ(Err(client_->Walk(root_, "missing")), ENOENT);
+  EXPECT_EQ(Err(client_->Walk(f.handle, "x")), ENOTDIR);
+  EXPECT_EQ(Err(client_->Attach("/nope", nullptr)), ENOENT);
+  EXPECT_EQ(Err(client_->Stat(987654)), EBADF);
+  client_->Close(f.handle);
+  EXPECT_EQ(Err(client_->Stat(f.handle)), EBADF);
+}
+
+TEST_F(GoferTest, OpenDonatesAHostFd) {
+  Node f = MustWalk(root_, "file.txt");
+  auto fd = client_->Open(f.handle, O_RDONLY);
+  ASSERT_TRUE(fd.ok());
+  EXPECT_EQ(ReadFd(*fd), "hello");
+  EXPECT_TRUE(fcntl(*fd, F_GETFD) & FD_CLOEXEC);
+  EXPECT_FALSE(fcntl(*fd, F_GETFL) & O_NONBLOCK);
+  close(*fd);
+  auto wfd = client_->Open(f.handle, O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(wfd.ok());
+  ASSERT_EQ(write(*wfd, "bye", 3), 3);
+  close(*wfd);
+  EXPECT_EQ(ReadFile(rw_ + "/file.txt"), "bye");
+  EXPECT_EQ(Err(client_->Open(root_, O_RDONLY)), EISDIR);
+}
+
+TEST_F(GoferTest, FilesOutliveTheirClosedDirectoryHandle) {
+  Node sub = MustWalk(root_, "sub");
+  Node inner = MustWalk(sub.handle, "inner.txt");
+  client_->Close(sub.handle);
+  EXPECT_EQ(Err(client_->Walk(sub.handle, "inner.txt")), EBADF);
+  ASSERT_TRUE(client_->Stat(inner.handle).ok());
+  auto fd = client_->Open(inner.handle, O_RDONLY);
+  ASSERT_TRUE(fd.ok());
+  EXPECT_EQ(ReadFd(*fd), "inner");
+  close(*fd);
+  client_->Close(inner.handle);
+  EXPECT_EQ(Err(client_->Stat(inner.handle)), EBADF);
+}
+
+TEST_F(GoferTest, CreateMkdirUnlink) {
+  auto c = client_->Create(root_, "new.txt", O_RDWR, 0640, 1234, 5678);
+  ASSERT_TRUE(c.ok()) << Err(c);
+  auto [node, fd] = *c;
+  ASSERT_EQ(write(fd, "data", 4), 4);
+  close(fd);
+  struct stat st = HostStat(rw_ + "/new.txt");
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(ReadFile(rw_ + "/new.txt"), "data");
+  if (geteuid() == 0) {
+    EXPECT_EQ(st.st_uid, 1234u);
+    EXPECT_EQ(st.st_gid, 5678u);
+  }
+  EXPECT_EQ(Err(client_->Create(root_, "new.txt", O_RDWR, 0640, 0, 0)), EEXIST);
+
+  auto d = client_->Mkdir(root_, "dir", 0750, 1234, 5678);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(S_ISDIR(d->st.st_mode));
+  EXPECT_EQ(HostStat(rw_ + "/dir").st_mode & 07777, 0750u);
+  EXPECT_TRUE(client_->Create(d->handle, "f", O_WRONLY, 0600, 0, 0).ok());
+  EXPECT_EQ(Err(client_->Unlink(root_, "dir", AT_REMOVEDIR)), ENOTEMPTY);
+  ASSERT_TRUE(client_->Unlink(d->handle, "f", 0).ok());
+  ASSERT_TRUE(client_->Unlink(root_, "dir", AT_REMOVEDIR).ok());
+  ASSERT_TRUE(client_->Unlink(root_, "new.txt", 0).ok());
+  EXPECT_EQ(Err(client_->Stat(node.handle)), ENOENT);  // its name is gone
+  EXPECT_EQ(access((rw_ + "/new.txt").c_str(), F_OK), -1);
+  // A new file under the old name is not the old handle's file.
+  ASSERT_TRUE(client_->Create(root_, "new.txt", O_RDWR, 0600, 0, 0).ok());
+  EXPECT_EQ(Err(client_->Stat(node.handle)), ENOENT);
+}
+
+TEST_F(GoferTest, HandlesFollowRenames) {
+  Node f = MustWalk(root_, "file.txt");
+  Node sub = MustWalk(root_, "sub");
+  ASSERT_TRUE(client_->Rename(root_, "file.txt", sub.handle, "moved.txt", 0).ok());
+  auto st = client_->Stat(f.handle);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->st_ino, f.st.st_ino);
+  ASSERT_TRUE(client_->Create(root_, "file.txt", O_RDWR, 0600, 0, 0).ok());
+  auto fd = client_->Open(f.handle, O_RDONLY);
+  ASSERT_TRUE(fd.ok());
+  EXPECT_EQ(ReadFd(*fd), "hello");
+  close(*fd);
+
+  // A directory handle keeps working after its directory moved.
+  ASSERT_TRUE(client_->Rename(root_, "sub", root_, "sub2", 0).ok());
+  EXPECT_TRUE(MustWalk(sub.handle, "inner.txt").handle != 0);
+  EXPECT_TRUE(client_->Stat(f.handle).ok());
+
+  // Exchange swaps what the two handles name.
+  WriteFile(rw_ + "/a", "A");
+  WriteFile(rw_ + "/b", "B");
+  Node a = MustWalk(root_, "a"), b = MustWalk(root_, "b");
+  ASSERT_TRUE(client_->Rename(root_, "a", root_, "b", RENAME_EXCHANGE).ok());
+  EXPECT_EQ(client_->Stat(a.handle)->st_ino, a.st.st_ino);
+  EXPECT_EQ(client_->Stat(b.handle)->st_ino, b.st.st_ino);
+  EXPECT_EQ(ReadFile(rw_ + "/b"), "A");
+
+  // Rename over b: b's handle names nothing, a's follows.
+  ASSERT_TRUE(client_->Rename(root_, "b", root_, "a", 0).ok());
+  EXPECT_EQ(client_->Stat(a.handle)->st_ino, a.st.st_ino);
+  EXPECT_EQ(Err(client_->Stat(b.handle)), ENOENT);
+  EXPECT_EQ(Err(client_->Rename(root_, "a", root_, "sub2", RENAME_NOREPLACE)), EEXIST);
+}
+
+TEST_F(GoferTest, SymlinksAreReturnedNotFollowed) {
+  auto s = client_->Symlink(root_, "sl", "file.txt", 0, 0);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(S_ISLNK(s->st.st_mode));
+  EXPECT_EQ(*client_->ReadLink(s->handle), "file.txt");
+  Node w = MustWalk(root_, "sl");
+  EXPECT_TRUE(S_ISLNK(w.st.st_mode));
+  EXPECT_EQ(Err(client_->Open(w.handle, O_RDONLY)), ELOOP);
+  EXPECT_EQ(Err(client_->ReadLink(root_)), EINVAL);
+  EXPECT_EQ(Err(client_->ReadLink(MustWalk(root_, "file.txt").handle)), EINVAL);
+}
+
+TEST_F(GoferTest, SymlinksOutsideTheAttachAreNeverFollowed) {
+  std::string secret = top_ + "/outside/secret.txt";
+  Node esc = MustWalk(root_, "escape");
+  EXPECT_TRUE(S_ISLNK(esc.st.st_mode));
+  EXPECT_EQ(*client_->ReadLink(esc.handle), "../outside/secret.txt");
+  EXPECT_EQ(Err(client_->Open(esc.handle, O_RDONLY)), ELOOP);
+  EXPECT_EQ(Err(client_->Open(esc.handle, O_WRONLY | O_TRUNC)), ELOOP);
+  SetAttrRequest req;
+  req.mask = kSetMode;
+  req.mode = 0777;
+  EXPECT_EQ(Err(client_->SetAttr(esc.handle, req)), EOPNOTSUPP);
+  req.mask = kSetSize;
+  req.size = 0;
+  EXPECT_FALSE(client_->SetAttr(esc.handle, req).ok());
+  EXPECT_EQ(Err(client_->GetXattr(esc.handle, "user.x")), ENODATA);
+  // A hard link to the symlink links the symlink itself.
+  ASSERT_TRUE(client_->Link(root_, "hard", esc.handle).ok());
+  EXPECT_TRUE(S_ISLNK(HostStat(rw_ + "/hard").st_mode));
+  EXPECT_EQ(HostStat(secret).st_mode & 07777, 0600u);
+  EXPECT_EQ(ReadFile(secret), "secret");
+
+  Node dl = MustWalk(root_, "dirlink");
+  EXPECT_TRUE(S_ISLNK(dl.st.st_mode));
+  EXPECT_EQ(Err(client_->Walk(dl.handle, "secret.txt")), ENOTDIR);
+  EXPECT_EQ(Err(client_->Create(dl.handle, "x", O_RDWR, 0600, 0, 0)), ENOTDIR);
+  EXPECT_EQ(Err(client_->ReadDir(dl.handle)), ENOTDIR);
+}
+
+TEST_F(GoferTest, NamesMustBeOneComponent) {
+  std::vector<std::string> bad_names = {
+      "", ".", "..", "a/b", "/etc", "../outside", std::string("a\0b", 3)};
+  for (const auto& bad : bad_names) {
+    EXPECT_EQ(Err(client_->Walk(root_, bad)), EINVAL) << bad;
+    EXPECT_EQ(Err(client_->Create(root_, bad, O_RDWR, 0600, 0, 0)), EINVAL) << bad;
+    EXPECT_EQ(Err(client_->Mkdir(root_, bad, 0700, 0, 0)), EINVAL) << bad;
+    EXPECT_EQ(Err(client_->Symlink(root_, bad, "t", 0, 0)), EINVAL) << bad;
+    EXPECT_EQ(Err(client_->Unlink(root_, bad, 0)), EINVAL) << bad;
+    EXPECT_EQ(Err(client_->Rename(root_, "file.txt", root_, bad, 0)), EINVAL) << bad;
+    EXPECT_EQ(Err(client_->Rename(root_, bad, root_, "x", 0)), EINVAL) << bad;
+    EXPECT_EQ(Err(client_->Link(root_, bad, MustWalk(root_, "file.txt").handle)), EINVAL);
+  }
+  EXPECT_EQ(ReadFile(rw_ + "/file.txt"), "hello");
+}
+
+TEST_F(GoferTest, LinkAndMknod) {
+  Node f = MustWalk(root_, "file.txt");
+  ASSERT_TRUE(client_->Link(root_, "hard", f.handle).ok());
+  EXPECT_EQ(HostStat(rw_ + "/hard").st_ino, f.st.st_ino);
+  EXPECT_EQ(client_->Stat(f.handle)->st_nlink, 2u);
+  EXPECT_EQ(Err(client_->Link(root_, "hard2", MustWalk(root_, "sub").handle)), EPERM);
+
+  auto fifo = client_->Mknod(root_, "fifo", S_IFIFO | 0644, 0, 0);
+  ASSERT_TRUE(fifo.ok());
+  EXPECT_TRUE(S_ISFIFO(fifo->st.st_mode));
+  auto fd = client_->Open(fifo->handle, O_RDONLY);  // never blocks the gofer
+  ASSERT_TRUE(fd.ok());
+  EXPECT_TRUE(fcntl(*fd, F_GETFL) & O_NONBLOCK);
+  close(*fd);
+  EXPECT_EQ(Err(client_->Mknod(root_, "null", S_IFCHR | 0666, 0, 0)), EPERM);
+  EXPECT_EQ(Err(client_->Mknod(root_, "blk", S_IFBLK | 0666, 0, 0)), EPERM);
+  EXPECT_TRUE(S_ISREG(client_->Mknod(root_, "reg", 0644, 0, 0)->st.st_mode));
+}
+
+TEST_F(GoferTest, SetAttr) {
+  Node f = MustWalk(root_, "file.txt");
+  SetAttrRequest req;
+  req.mask = kSetMode | kSetSize | kSetAtime | kSetMtime;
+  if (geteuid() == 0) req.mask |= kSetUid | kSetGid;  // else EPERM, as on the host
+  req.mode = 0604;
+  req.uid = 42;
+  req.gid = 43;
+  req.size = 2;
+  req.atime = {1000, 5};
+  req.mtime = {2000, 6};
+  auto st = client_->SetAttr(f.handle, req);
+  ASSERT_TRUE(st.ok()) << Err(st);
+  EXPECT_EQ(st->st_mode & 07777, 0604u);
+  EXPECT_EQ(st->st_size, 2);
+  EXPECT_EQ(st->st_atim.tv_sec, 1000);
+  EXPECT_EQ(st->st_mtim.tv_sec, 2000);
+  EXPECT_EQ(st->st_mtim.tv_nsec, 6);
+  if (geteuid() == 0) {
+    EXPECT_EQ(st->st_uid, 42u);
+  }
+  EXPECT_EQ(ReadFile(rw_ + "/file.txt"), "he");
+
+  // Directories are changed through their own fd.
+  Node sub = MustWalk(root_, "sub");
+  req.mask = kSetMode | kSetMtime;
+  req.mode = 0711;
+  auto dst = client_->SetAttr(sub.handle, req);
+  ASSERT_TRUE(dst.ok()) << Err(dst);
+  EXPECT_EQ(HostStat(rw_ + "/sub").st_mode & 07777, 0711u);
+  EXPECT_EQ(HostStat(rw_ + "/sub").st_mtim.tv_sec, 2000);
+  req.mask = kSetSize;
+  EXPECT_EQ(Err(client_->SetAttr(sub.handle, req)), EISDIR);
+  // A symlink's times can be set without touching its target.
+  Node esc = MustWalk(root_, "escape");
+  req.mask = kSetMtime;
+  req.mtime = {3000, 0};
+  ASSERT_TRUE(client_->SetAttr(esc.handle, req).ok());
+  EXPECT_EQ(HostStat(rw_ + "/escape").st_mtim.tv_sec, 3000);
+  EXPECT_NE(HostStat(top_ + "/outside/secret.txt").st_mtim.tv_sec, 3000);
+}
+
+TEST_F(GoferTest, ReadDirListsEverythingAcrossPages) {
+  auto ents = client_->ReadDir(root_);
+  ASSERT_TRUE(ents.ok());
+  std::set<std::string> names;
+  for (const auto& e : *ents) names.insert(e.name);
+  EXPECT_EQ(names, (std::set<std::string>{"file.txt", "sub", "escape", "dirlink"}));
+  for (const auto& e : *ents) {
+    if (e.name == "sub") {
+      EXPECT_EQ(e.type, DT_DIR);
+    } else if (e.name == "escape") {
+      EXPECT_EQ(e.type, DT_LNK);
+    }
+  }
+  // More entries than one page holds.
+  Node sub = MustWalk(root_, "sub");
+  for (int i = 0; i < 3000; i++) {
+    WriteFile(rw_ + "/sub/a-fairly-long-file-name-to-fill-pages-" + std::to_string(i), "");
+  }
+  auto many = client_->ReadDir(sub.handle);
+  ASSERT_TRUE(many.ok());
+  std::set<std::string> uniq;
+  for (const auto& e : *many) uniq.insert(e.name);
+  EXPECT_EQ(many->size(), 3001u);
+  EXPECT_EQ(uniq.size(), 3001u);
+  EXPECT_EQ(Err(client_->ReadDir(MustWalk(root_, "file.txt").handle)), ENOTDIR);
+}
+
+TEST_F(GoferTest, StatFs) {
+  auto sfs = client_->StatFs(MustWalk(root_, "file.txt").handle);
+  ASSERT_TRUE(sfs.ok());
+  struct statfs host;
+  ASSERT_EQ(statfs(rw_.c_str(), &host), 0);
+  EXPECT_EQ(sfs->f_type, host.f_type);
+  EXPECT_EQ(sfs->f_bsize, host.f_bsize);
+}
+
+TEST_F(GoferTest, Xattrs) {
+  Node f = MustWalk(root_, "file.txt");
+  auto set = client_->SetXattr(f.handle, "user.test", "value", 0);
+  if (Err(set) == EOPNOTSUPP) GTEST_SKIP() << "no user xattrs on " << rw_;
+  ASSERT_TRUE(set.ok()) << Err(set);
+  EXPECT_EQ(*client_->GetXattr(f.handle, "user.test"), "value");
+  auto list = client_->ListXattr(f.handle);
+  ASSERT_TRUE(list.ok());
+  EXPECT_NE(std::find(list->begin(), list->end(), "user.test"), list->end());
+  EXPECT_EQ(Err(client_->SetXattr(f.handle, "user.test", "v", XATTR_CREATE)), EEXIST);
+  ASSERT_TRUE(client_->RemoveXattr(f.handle, "user.test").ok());
+  EXPECT_EQ(Err(client_->GetXattr(f.handle, "user.test")), ENODATA);
+  Node sub = MustWalk(root_, "sub");
+  // ext4 keeps a value within one block.
+  ASSERT_TRUE(client_->SetXattr(sub.handle, "user.d", std::string(3000, 'x'), 0).ok());
+  EXPECT_EQ(client_->GetXattr(sub.handle, "user.d")->size(), 3000u);
+  EXPECT_EQ(Err(client_->SetXattr(MustWalk(root_, "escape").handle, "user.x", "v", 0)), EPERM);
+  EXPECT_TRUE(client_->ListXattr(MustWalk(root_, "escape").handle)->empty());
+}
+
+TEST_F(GoferTest, ReadOnlyAttachRefusesEveryChange) {
+  bool ro = false;
+  auto root = client_->Attach("/ro", &ro);
+  ASSERT_TRUE(root.ok());
+  EXPECT_TRUE(ro);
+  Handle r = root->handle;
+  Node f = MustWalk(r, "data.txt");
+  auto fd = client_->Open(f.handle, O_RDONLY);
+  ASSERT_TRUE(fd.ok());
+  EXPECT_EQ(ReadFd(*fd), "read only");
+  close(*fd);
+  EXPECT_EQ(Err(client_->Open(f.handle, O_WRONLY)), EROFS);
+  EXPECT_EQ(Err(client_->Open(f.handle, O_RDWR)), EROFS);
+  EXPECT_EQ(Err(client_->Open(f.handle, O_RDONLY | O_TRUNC)), EROFS);
+  EXPECT_EQ(Err(client_->Create(r, "n", O_RDONLY, 0600, 0, 0)), EROFS);
+  EXPECT_EQ(Err(client_->Mkdir(r, "n", 0700, 0, 0)), EROFS);
+  EXPECT_EQ(Err(client_->Symlink(r, "n", "t", 0, 0)), EROFS);
+  EXPECT_EQ(Err(client_->Mknod(r, "n", S_IFIFO | 0600, 0, 0)), EROFS);
+  EXPECT_EQ(Err(client_->Link(r, "n", f.handle)), EROFS);
+  EXPECT_EQ(Err(client_->Unlink(r, "data.txt", 0)), EROFS);
+  EXPECT_EQ(Err(client_->Rename(r, "data.txt", r, "n", 0)), EROFS);
+  SetAttrRequest req;
+  req.mask = kSetMode;
+  req.mode = 0777;
+  EXPECT_EQ(Err(client_->SetAttr(f.handle, req)), EROFS);
+  EXPECT_EQ(Err(client_->SetAttr(r, req)), EROFS);
+  EXPECT_EQ(Err(client_->SetXattr(f.handle, "user.x", "v", 0)), EROFS);
+  EXPECT_EQ(Err(client_->RemoveXattr(f.handle, "user.x")), EROFS);
+  EXPECT_EQ(ReadFile(ro_ + "/data.txt"), "read only");
+  EXPECT_NE(HostStat(ro_ + "/data.txt").st_mode & 07777, 0777u);
+  std::set<std::string> names;
+  for (const auto& e : *client_->ReadDir(r)) names.insert(e.name);
+  EXPECT_EQ(names, std::set<std::string>{"data.txt"});
+
+  // Across attaches: EXDEV.
+  EXPECT_EQ(Err(client_->Rename(root_, "file.txt", r, "x", 0)), EXDEV);
+  EXPECT_EQ(Err(client_->Link(root_, "x", f.handle)), EXDEV);
+}
+
+TEST_F(GoferTest, NonDirectoryHandlesHoldNoHostFd) {
+  Node sub = MustWalk(root_, "sub");
+  for (int i = 0; i < 2000; i++) WriteFile(rw_ + "/sub/f" + std::to_string(i), "");
+  std::vector<Handle> handles;
+  for (int i = 0; i < 2000; i++) {
+    handles.push_back(MustWalk(sub.handle, "f" + std::to_string(i)).handle);
+  }
+  int fds = 0;
+  std::string fd_dir = "/proc/" + std::to_string(proc_.pid) + "/fd";
+  if (DIR* d = opendir(fd_dir.c_str())) {
+    while (readdir(d) != nullptr) fds++;
+    closedir(d);
+  }
+  EXPECT_LT(fds, 32);
+  for (Handle h : handles) client_->Close(h);
+  EXPECT_TRUE(client_->Stat(sub.handle).ok());
+}
+
+TEST_F(GoferTest, ConcurrentCallsAreSerialized) {
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; i++) {
+        auto n = client_->Walk(root_, "file.txt");
+        if (!n.ok() || n->st.st_size != 5) failures++;
+        if (n.ok()) client_->Close(n->handle);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(GoferTest, GoferIsConfined) {
+  if (geteuid() != 0) GTEST_SKIP() << "confinement needs root";
+  std::string proc = "/proc/" + std::to_string(proc_.pid);
+  std::string status = ReadFile(proc + "/status");
+  EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
+  EXPECT_NE(status.find("Seccomp:\t2"), std::string::npos) << status;
+  EXPECT_NE(status.find("CapEff:\t000000000000001f"), std::string::npos) << status;
+  EXPECT_NE(status.find("CapBnd:\t000000000000001f"), std::string::npos) << status;
+  // Its root is an empty file system of its own.
+  struct stat groot, host_root;
+  ASSERT_EQ(stat((proc + "/root/").c_str(), &groot), 0);
+  ASSERT_EQ(stat("/", &host_root), 0);
+  EXPECT_NE(groot.st_dev, host_root.st_dev);
+  DIR* d = opendir((proc + "/root/").c_str());
+  ASSERT_NE(d, nullptr);
+  int entries = 0;
+  while (dirent* e = readdir(d)) entries += e->d_name[0] != '.';
+  closedir(d);
+  EXPECT_EQ(entries, 0);
+  EXPECT_TRUE(client_->Walk(root_, "file.txt").ok());  // and it still serves
+}
+
+TEST_F(GoferTest, DeadGoferMeansEio) {
+  int deaths = 0;
+  client_->set_on_death([&] { deaths++; });
+  Node f = MustWalk(root_, "file.txt");
+  ASSERT_EQ(kill(proc_.pid, SIGKILL), 0);
+  killed_ = true;
+  EXPECT_EQ(Err(client_->Stat(f.handle)), EIO);
+  EXPECT_TRUE(client_->dead());
+  EXPECT_EQ(deaths, 1);
+  EXPECT_EQ(Err(client_->Walk(root_, "file.txt")), EIO);
+  EXPECT_EQ(Err(client_->Open(f.handle, O_RDONLY)), EIO);
+  client_->Close(f.handle);
+  EXPECT_EQ(deaths, 1);
+}
+
+TEST(GoferStartTest, ReportsStartupFailures) {
+  auto bad_binary = StartGofer("/nonexistent/sentry", {});
+  ASSERT_FALSE(bad_binary.ok());
+  EXPECT_NE(bad_binary.status().message().find("exec /nonexistent/sentry"), std::string::npos)
+      << bad_binary.status();
+  auto bad_path = StartGofer(SENTRY_BINARY, {{"/", "/nonexistent/dir", false}});
+  ASSERT_FALSE(bad_path.ok());
+  EXPECT_NE(bad_path.status().message().find("exited with status 1"), std::string::npos)
+      << bad_path.status();
+  EXPECT_FALSE(StartGofer(SENTRY_BINARY, {{"a=b", "/tmp", false}}).ok());
+}
+
+// Sends a raw request and returns the errno of its reply (-1 if there was none).
+int RawCall(int sock, const std::string& msg) {
+  if (SendMessage(sock, msg) != 0) return -1;
+  std::vector<char> buf(kMaxMessage);
+  size_t len = 0;
+  int fd = -1;
+  if (RecvMessage(sock, buf.data(), buf.size(), &len, &fd) != 0) return -1;
+  if (fd >= 0) close(fd);
+  Reader r(buf.data(), len);
+  return r.I32();
+}
+
+TEST(GoferProtocolTest, MalformedRequestsAreRefused) {
+  auto proc = StartGofer(SENTRY_BINARY, {{"/", "/tmp", true}});
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  int sock = proc->sock;
+  auto op = [](Op o) { return static_cast<uint32_t>(o); };
+  EXPECT_EQ(RawCall(sock, Writer().U32(999).Take()), ENOSYS);
+  EXPECT_EQ(RawCall(sock, Writer().U32(op(Op::kWalk)).U64(1).Take()), EINVAL);
+  EXPECT_EQ(RawCall(sock, Writer().U32(op(Op::kAttach)).Str("/").U8(0).Take()), EINVAL);
+  EXPECT_EQ(RawCall(sock, Writer().U32(op(Op::kWalk)).U64(1).U32(1000).Take()), EINVAL);
+  EXPECT_EQ(RawCall(sock, std::string(kMaxMessage + 100, 'x')), EINVAL);
+  EXPECT_EQ(RawCall(sock, Writer().U32(op(Op::kAttach)).Str("/").Take()), 0);  // still serving
+  close(sock);
+  int status = 0;
+  ASSERT_EQ(waitpid(proc->pid, &status, 0), proc->pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(GoferProtocolTest, ReaderRejectsShortInput) {
+  Writer w;
+  w.U32(7).Str("abc").U64(9);
+  Reader r(w.data());
+  EXPECT_EQ(r.U32(), 7u);
+  EXPECT_EQ(r.Str(), "abc");
+  EXPECT_EQ(r.U64(), 9u);
+  EXPECT_TRUE(r.ok() && r.done());
+  Reader short_str(std::string_view(w.data()).substr(0, 6));
+  short_str.U32();
+  EXPECT_EQ(short_str.Str(), "");
+  EXPECT_FALSE(short_str.ok());
+}
+
+}  // namespace
+}  // namespace sentry::gofer
