@@ -21,11 +21,15 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -33,8 +37,36 @@
 #include <unistd.h>
 
 // argv[0] of the program, an absolute path; used to re-exec ourselves to get
-// a child mode ("PROG <mode> args...").
+// a child mode ("PROG <mode> args..."). A relative argv[0] ("./conf_x") is
+// made absolute against the starting directory, so it survives a chdir.
 static const char *conf_self;
+static char conf_self_buf[PATH_MAX];
+
+// The scratch directory of the file-system programs (see conf_tmpdir), and
+// the process that made it: only that process removes it, also on failure.
+static char conf_tmp_path[PATH_MAX];
+static pid_t conf_tmp_owner;
+
+static inline int conf_rm_entry_(const char *path, const struct stat *st,
+                                 int type, struct FTW *ftw) {
+  (void)st;
+  (void)ftw;
+  if (type == FTW_DP || type == FTW_DNR) {
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+  return 0;
+}
+
+// Removes the scratch directory and everything in it (best effort).
+static inline void conf_tmpdir_cleanup_(void) {
+  if (conf_tmp_path[0] == '\0' || getpid() != conf_tmp_owner) return;
+  if (chdir("/") == 0) {
+    nftw(conf_tmp_path, conf_rm_entry_, 16, FTW_DEPTH | FTW_PHYS);
+  }
+  conf_tmp_path[0] = '\0';
+}
 
 __attribute__((noreturn)) static inline void conf_fail(const char *file,
                                                        int line,
@@ -43,6 +75,7 @@ __attribute__((noreturn)) static inline void conf_fail(const char *file,
   fprintf(stderr, "FAIL %s:%d: %s (errno=%d %s)\n", file, line, what, err,
           err ? strerror(err) : "0");
   fflush(stderr);
+  conf_tmpdir_cleanup_();
   _exit(1);
 }
 
@@ -52,6 +85,7 @@ __attribute__((noreturn)) static inline void conf_fail_eq(
   fprintf(stderr, "FAIL %s:%d: %s == %s (%lld vs %lld) (errno=%d %s)\n", file,
           line, a, b, va, vb, err, err ? strerror(err) : "0");
   fflush(stderr);
+  conf_tmpdir_cleanup_();
   _exit(1);
 }
 
@@ -117,6 +151,15 @@ static inline void conf_pass(const char *program) {
 static inline void conf_init(int argc, char **argv) {
   (void)argc;
   conf_self = argv[0];
+  if (argv[0][0] != '/' && strchr(argv[0], '/') != NULL &&
+      getcwd(conf_self_buf, sizeof(conf_self_buf)) != NULL) {
+    size_t len = strlen(conf_self_buf);
+    if (len + 1 + strlen(argv[0]) < sizeof(conf_self_buf)) {
+      conf_self_buf[len] = '/';
+      strcpy(conf_self_buf + len + 1, argv[0]);
+      conf_self = conf_self_buf;
+    }
+  }
   struct rlimit rl = {0, 0};
   setrlimit(RLIMIT_CORE, &rl);
 }
@@ -185,6 +228,64 @@ static inline void conf_write_full(int fd, const void *buf, size_t n) {
     p += r;
     n -= (size_t)r;
   }
+}
+
+// --- scratch directories and whole files (the file-system programs) ---
+
+// Makes a fresh directory /tmp/conf_<program>.XXXXXX (mode 0700, owned by
+// us, no setgid bit inherited from /tmp), makes it the working directory and
+// returns its canonical absolute path. conf_tmpdir_remove() deletes it at
+// the end; a failed check deletes it too.
+#ifndef CONF_TMP_BASE
+#define CONF_TMP_BASE "/tmp"  // -DCONF_TMP_BASE=... to try another fs.
+#endif
+static inline const char *conf_tmpdir(const char *program) {
+  char templ[PATH_MAX];
+  snprintf(templ, sizeof(templ), CONF_TMP_BASE "/conf_%s.XXXXXX", program);
+  CHECK(mkdtemp(templ) != NULL);
+  CHECK(realpath(templ, conf_tmp_path) != NULL);
+  conf_tmp_owner = getpid();
+  CHECK_OK(chown(conf_tmp_path, geteuid(), getegid()));
+  CHECK_OK(chmod(conf_tmp_path, 0700));
+  CHECK_OK(chdir(conf_tmp_path));
+  return conf_tmp_path;
+}
+
+static inline void conf_tmpdir_remove(void) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof(path), "%s", conf_tmp_path);
+  conf_tmpdir_cleanup_();
+  struct stat st;
+  CHECK_ERRNO(lstat(path, &st), ENOENT);
+}
+
+// Creates (or truncates) path with the given mode and writes s to it.
+static inline void conf_put_file(const char *path, const char *s, mode_t mode) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  CHECK(fd >= 0);
+  conf_write_full(fd, s, strlen(s));
+  CHECK_OK(close(fd));
+}
+
+// Reads the whole file into buf (at most cap-1 bytes, NUL-terminated) and
+// returns its length.
+static inline size_t conf_get_file(const char *path, char *buf, size_t cap) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  CHECK(fd >= 0);
+  size_t n = 0;
+  for (;;) {
+    size_t room = cap - 1 - n;
+    char extra;
+    ssize_t r = read(fd, room ? buf + n : &extra, room ? room : 1);
+    if (r == -1 && errno == EINTR) continue;
+    CHECK(r >= 0);
+    if (r == 0) break;
+    CHECK(room > 0);  // The file does not fit.
+    n += (size_t)r;
+  }
+  buf[n] = '\0';
+  CHECK_OK(close(fd));
+  return n;
 }
 
 #endif  // SENTRY_CONFORMANCE_COMMON_H_
