@@ -24,6 +24,9 @@ Result<vfs::Path> StartAt(Task& t, const vfs::Context& ctx, int dirfd, const std
 // Resolves (dirfd, path) with AT_SYMLINK_NOFOLLOW / AT_EMPTY_PATH `flags`.
 Result<vfs::Path> ResolveAt(Task& t, const vfs::Context& ctx, int dirfd, GuestAddr path,
                             int flags);
+// Drops the calling process's POSIX record locks on `f`'s inode (any close does).
+void ReleasePosixLocks(Task& t, const vfs::FileRef& f);
+
 // The path of an open file as the task sees it ("pipe:[N]" and such for anonymous files).
 std::string FilePath(Task& t, const vfs::FileRef& f);
 

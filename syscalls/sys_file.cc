@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include "syscalls/common.h"
+#include "vfs/lock.h"
 #include "vfs/pipe.h"
+#include <sys/file.h>
 
 namespace sentry::syscalls {
 
@@ -48,7 +50,10 @@ Result<uint64_t> SysCreat(Task& t, GuestAddr path, uint32_t mode) {
 }
 
 Result<uint64_t> SysClose(Task& t, int fd) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
   SENTRY_TRY(t.fds().Remove(fd));
+  // Closing any fd of a file drops the process's POSIX locks on it.
+  ReleasePosixLocks(t, f);
   return 0;
 }
 
@@ -77,6 +82,68 @@ Result<uint64_t> SysDup2(Task& t, int oldfd, int newfd) {
   return static_cast<uint64_t>(newfd);
 }
 
+// Record locks (F_GETLK/F_SETLK/F_SETLKW and their OFD forms).
+static Result<uint64_t> FcntlLock(Task& t, const vfs::FileRef& f, int cmd, GuestAddr arg) {
+  struct flock fl = SENTRY_TRY(t.CopyIn<struct flock>(arg));
+  if (!f->inode() || f->flags() & O_PATH) return Errno(EBADF);
+  bool ofd = cmd == F_OFD_GETLK || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
+  if (ofd && fl.l_pid != 0) return Errno(EINVAL);
+  int64_t base = 0;
+  if (fl.l_whence == SEEK_CUR) {
+    base = static_cast<int64_t>(SENTRY_TRY(f->Seek(0, SEEK_CUR)));
+  } else if (fl.l_whence == SEEK_END) {
+    struct stat st;
+    SENTRY_TRY(f->Stat(&st));
+    base = st.st_size;
+  } else if (fl.l_whence != SEEK_SET) {
+    return Errno(EINVAL);
+  }
+  int64_t start = base + fl.l_start;
+  uint64_t end = UINT64_MAX;
+  if (fl.l_len > 0) {
+    end = static_cast<uint64_t>(start + fl.l_len);
+  } else if (fl.l_len < 0) {
+    end = static_cast<uint64_t>(start);
+    start += fl.l_len;
+  }
+  if (start < 0) return Errno(EINVAL);
+  const void* owner = ofd ? static_cast<const void*>(f.get()) : &t.tg();
+  int pid = ofd ? -1 : t.tg().tgid;
+  vfs::FileLocks& locks = f->inode()->locks();
+  if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
+    if (fl.l_type != F_RDLCK && fl.l_type != F_WRLCK) return Errno(EINVAL);
+    auto c = locks.TestRecord(owner, fl.l_type, start, end);
+    if (!c) {
+      fl.l_type = F_UNLCK;
+    } else {
+      fl.l_type = c->write ? F_WRLCK : F_RDLCK;
+      fl.l_whence = SEEK_SET;
+      fl.l_start = static_cast<off_t>(c->start);
+      fl.l_len = c->end == UINT64_MAX ? 0 : static_cast<off_t>(c->end - c->start);
+      fl.l_pid = c->pid;
+    }
+    SENTRY_TRY(t.CopyOut(arg, fl));
+    return 0;
+  }
+  if (fl.l_type == F_RDLCK && !f->Readable()) return Errno(EBADF);
+  if (fl.l_type == F_WRLCK && !f->Writable()) return Errno(EBADF);
+  bool wait = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
+  SENTRY_TRY(locks.SetRecord(t, owner, pid, fl.l_type, start, end, wait));
+  return 0;
+}
+
+Result<uint64_t> SysFlock(Task& t, int fd, int op) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (!f->inode() || (f->flags() & O_PATH)) return Errno(EBADF);
+  SENTRY_TRY(f->inode()->locks().Flock(t, f.get(), op & ~LOCK_NB, !(op & LOCK_NB)));
+  return 0;
+}
+
+void ReleasePosixLocks(Task& t, const vfs::FileRef& f) {
+  if (!f || !f->inode()) return;
+  if (vfs::FileLocks* l = f->inode()->locks_if_any()) l->ReleaseRecords(&t.tg());
+}
+
 Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg) {
   auto e = SENTRY_TRY(t.fds().GetEntry(fd));
   switch (cmd) {
@@ -96,6 +163,13 @@ Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg) {
     case F_SETFL:
       e.file->SetStatusFlags(static_cast<int>(arg));
       return 0;
+    case F_GETLK:
+    case F_SETLK:
+    case F_SETLKW:
+    case F_OFD_GETLK:
+    case F_OFD_SETLK:
+    case F_OFD_SETLKW:
+      return FcntlLock(t, e.file, cmd, GuestAddr(arg));
     case F_GETPIPE_SZ: {
       struct stat st;
       SENTRY_TRY(e.file->Stat(&st));

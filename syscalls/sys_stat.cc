@@ -17,7 +17,16 @@ Result<void> StatAt(Task& t, int dirfd, GuestAddr path_addr, int flags, struct s
     return f->Stat(st);
   }
   vfs::Context ctx = t.VfsContext();
-  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, flags));
+  if (path.empty()) {
+    vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, flags));
+    *st = SENTRY_TRY(p.inode()->Stat());
+    return Ok();
+  }
+  vfs::Path start = SENTRY_TRY(StartAt(t, ctx, dirfd, path));
+  vfs::FileRef magic;
+  vfs::Path p = SENTRY_TRY(
+      t.kernel().vfs().Resolve(ctx, start, path, !(flags & AT_SYMLINK_NOFOLLOW), &magic));
+  if (magic) return magic->Stat(st);  // /dev/fd/N of a pipe: the pipe itself
   *st = SENTRY_TRY(p.inode()->Stat());
   return Ok();
 }

@@ -12,6 +12,7 @@ Result<uint64_t> SysAccess(Task& t, GuestAddr path, int mode);
 Result<uint64_t> SysArchPrctl(Task& t, int code, uint64_t addr);
 Result<uint64_t> SysBrk(Task& t, uint64_t addr);
 Result<uint64_t> SysChdir(Task& t, GuestAddr path_addr);
+Result<uint64_t> SysFlock(Task& t, int fd, int op);
 Result<uint64_t> SysMkdir(Task& t, GuestAddr path, uint32_t mode);
 Result<uint64_t> SysMkdirat(Task& t, int dirfd, GuestAddr path, uint32_t mode);
 Result<uint64_t> SysMknod(Task& t, GuestAddr path, uint32_t mode, uint32_t dev);
@@ -257,7 +258,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(70, "msgrcv", ""),
     UNIMPL(71, "msgctl", ""),
     PARTIAL(72, "fcntl", SysFcntl, "no record locks yet", Arg::kFd, Arg::kInt, Arg::kHex),
-    UNIMPL(73, "flock", ""),
+    FULL(73, "flock", SysFlock, Arg::kFd, Arg::kHex),
     FULL(74, "fsync", SysFsync, Arg::kFd),
     FULL(75, "fdatasync", SysFdatasync, Arg::kFd),
     FULL(76, "truncate", SysTruncate, Arg::kStr, Arg::kInt),

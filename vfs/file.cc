@@ -1,5 +1,7 @@
 #include "vfs/file.h"
 
+#include "vfs/lock.h"
+
 #include <sys/ioctl.h>
 #include <sys/sysmacros.h>
 #include <sys/random.h>
@@ -9,6 +11,14 @@
 #include <cstring>
 
 namespace sentry::vfs {
+
+FileDescription::~FileDescription() {
+  if (!inode_) return;
+  if (FileLocks* l = inode_->locks_if_any()) {
+    l->ReleaseRecords(this);
+    l->ReleaseFlock(this);
+  }
+}
 
 Result<size_t> FileDescription::Read(Blocker&, std::span<uint8_t>) { return Errno(EINVAL); }
 Result<size_t> FileDescription::Write(Blocker&, std::span<const uint8_t>) {

@@ -26,7 +26,8 @@ class Mount;
 class FileDescription {
  public:
   explicit FileDescription(int flags) : flags_(flags) {}
-  virtual ~FileDescription() = default;
+  // Drops the OFD and flock locks this open file held.
+  virtual ~FileDescription();
 
   // Reads or writes at the file offset (for seekable files) and advances it.
   virtual Result<size_t> Read(Blocker& b, std::span<uint8_t> dst);

@@ -4,10 +4,22 @@
 #include <time.h>
 
 #include "vfs/file.h"
+#include "vfs/lock.h"
 
 namespace sentry::vfs {
 
 Inode::~Inode() = default;
+
+FileLocks& Inode::locks() {
+  absl::MutexLock l(&locks_mu_);
+  if (!locks_) locks_ = std::make_unique<FileLocks>();
+  return *locks_;
+}
+
+FileLocks* Inode::locks_if_any() {
+  absl::MutexLock l(&locks_mu_);
+  return locks_.get();
+}
 
 Result<void> Inode::SetAttr(const SetAttrRequest&) { return Errno(EPERM); }
 Result<InodeRef> Inode::Lookup(const std::string&) { return Errno(ENOTDIR); }

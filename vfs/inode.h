@@ -16,6 +16,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "sentry/base/errno.h"
+#include "vfs/lock.h"
 
 namespace sentry::vfs {
 
@@ -63,6 +64,8 @@ struct SetAttrRequest {
 uint8_t DirentType(uint32_t mode);
 struct timespec NowTimespec();
 
+class FileLocks;
+
 class Inode : public std::enable_shared_from_this<Inode> {
  public:
   virtual ~Inode();
@@ -109,6 +112,15 @@ class Inode : public std::enable_shared_from_this<Inode> {
 
   bool IsDir() const { return S_ISDIR(Type()); }
   bool IsSymlink() const { return S_ISLNK(Type()); }
+
+  // The advisory locks on this inode (created on first use).
+  FileLocks& locks();
+  // Null when no lock was ever taken.
+  FileLocks* locks_if_any();
+
+ private:
+  absl::Mutex locks_mu_;
+  std::unique_ptr<FileLocks> locks_ ABSL_GUARDED_BY(locks_mu_);
 };
 
 // Permission check of `want` (MAY_* bits: 4 read, 2 write, 1 exec/search) against a stat.

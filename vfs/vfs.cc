@@ -181,9 +181,11 @@ Path Vfs::Parent(const Context& ctx, const Path& p) {
 }
 
 Result<Path> Vfs::Resolve(const Context& ctx, const Path& start, const std::string& path,
-                          bool follow) {
+                          bool follow, FileRef* magic) {
   Walker w{*this, ctx};
-  return w.Walk(start, path, follow);
+  Path p = SENTRY_TRY(w.Walk(start, path, follow));
+  if (magic) *magic = std::move(w.magic);
+  return p;
 }
 
 Result<std::pair<Path, std::string>> Vfs::ResolveParent(const Context& ctx, const Path& start,

@@ -91,8 +91,10 @@ class Vfs {
 
   // Resolves `path` relative to `start` (absolute paths start at ctx.root). `follow` says
   // whether a symlink in the last component is followed. A trailing '/' requires a directory.
+  // If the walk ends on a magic link to a file with no place (/proc/self/fd/N of a pipe),
+  // the link's own path is returned and `*magic` (when given) is set to that file.
   Result<Path> Resolve(const Context& ctx, const Path& start, const std::string& path,
-                       bool follow);
+                       bool follow, FileRef* magic = nullptr);
 
   // openat(2): flags as given by the guest; `mode` before the umask.
   Result<FileRef> Open(const Context& ctx, const Path& start, const std::string& path,

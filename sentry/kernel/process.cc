@@ -6,6 +6,7 @@
 #include "sentry/base/logging.h"
 #include "sentry/kernel/futex.h"
 #include "sentry/kernel/kernel.h"
+#include "vfs/lock.h"
 
 namespace sentry::kernel {
 
@@ -154,6 +155,19 @@ void Task::Exit() {
     vfork_done_.reset();
   }
   if (ctx_) ctx_->Kill();
+  // The last thread out drops the process's POSIX record locks.
+  bool last;
+  {
+    absl::MutexLock l(&k_.mu());
+    last = tg_->tasks.size() <= 1;
+  }
+  if (last && fds_) {
+    for (int fd : fds_->Fds()) {
+      auto f = fds_->Get(fd);
+      if (!f.ok() || !(*f)->inode()) continue;
+      if (vfs::FileLocks* locks = (*f)->inode()->locks_if_any()) locks->ReleaseRecords(tg_.get());
+    }
+  }
   // Drop the resources outside the kernel lock: closing files wakes other tasks.
   fds_.reset();
   fs_.reset();

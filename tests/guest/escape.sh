@@ -3,11 +3,13 @@
 #
 #   escape.sh SENTRY_RUN ESCAPE_BIN
 #
-# Sets up, on the host: a secret file in /var/tmp (outside every directory the sandbox
-# exposes), symlinks to it in ESCAPE_BIN's own (exposed) directory, and a `sleep` in its own
-# process group. Runs `SENTRY_RUN -- ESCAPE_BIN SECRET SLEEP_PID LINKS...` (see escape.c for
-# what the guest checks), then checks from the host that init, the sleep and this script are
-# alive and the secret is unchanged. Cleans up in any case. Exits 0 iff everything held.
+# Sets up, on the host: a guest root directory holding only ESCAPE_BIN (as /escape), a
+# secret file in /var/tmp (outside that root), symlinks to it inside the root (absolute,
+# relative with enough "..", and through a linked directory), and a `sleep` in its own
+# process group. Runs `SENTRY_RUN --rootfs ROOT -- /escape SECRET SLEEP_PID LINKS...` (see
+# escape.c for what the guest checks), then checks from the host that init, the sleep and
+# this script are alive and the secret is unchanged. Cleans up in any case. Exits 0 iff
+# everything held.
 #
 # This test only makes sense under the sandbox: natively the guest program would escape (it
 # refuses to run unless it is PID 1 of its own PID namespace).
@@ -19,9 +21,10 @@ if [ $# -ne 2 ]; then
 fi
 sentry_run=$1
 escape_bin=$(realpath "$2")
-bin_dir=$(dirname "$escape_bin")
 
 secret_dir=$(mktemp -d /var/tmp/sentry-escape-secret-XXXXXX) || exit 2
+root=$(mktemp -d /var/tmp/sentry-escape-root-XXXXXX) || exit 2
+bin_dir=$root
 secret=$secret_dir/secret.txt
 link_file=$bin_dir/escape-link-$$-file
 link_rel=$bin_dir/escape-link-$$-rel
@@ -30,11 +33,11 @@ sleep_pid=
 
 cleanup() {
   if [ -n "$sleep_pid" ]; then kill "$sleep_pid" 2>/dev/null; fi
-  rm -f "$link_file" "$link_rel" "$link_dir"
-  rm -rf "$secret_dir"
+  rm -rf "$secret_dir" "$root"
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
+cp "$escape_bin" "$root/escape" && mkdir -p "$root/etc" "$root/usr/lib" || exit 2
 
 echo "sentry escape test secret $$" >"$secret"
 chmod 644 "$secret"
@@ -59,8 +62,9 @@ if [ "$(cut -d' ' -f5 "/proc/$sleep_pid/stat" 2>/dev/null)" != "$sleep_pid" ]; t
   exit 2
 fi
 
-"$sentry_run" -- "$escape_bin" "$secret" "$sleep_pid" \
-  "$link_file" "$link_rel" "$link_dir/secret.txt" </dev/null
+"$sentry_run" --rootfs "$root" -- /escape "$secret" "$sleep_pid" \
+  "/$(basename "$link_file")" "/$(basename "$link_rel")" "/$(basename "$link_dir")/secret.txt" \
+  </dev/null
 status=$?
 
 fail=0

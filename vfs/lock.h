@@ -1,0 +1,59 @@
+// Advisory file locks of one inode: POSIX record locks (fcntl F_SETLK, owned by a process),
+// OFD locks (F_OFD_SETLK, owned by an open file description; they conflict with POSIX
+// locks as on Linux) and flock(2) locks (owned by an open file description).
+//
+// Lock order: FileLocks::mu_ is a leaf; waiting happens with it released.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "sentry/base/errno.h"
+#include "sentry/base/wait_queue.h"
+
+namespace sentry::vfs {
+
+struct RecordLock {
+  uint64_t start = 0;
+  uint64_t end = 0;  // exclusive; UINT64_MAX means "to the end of the file, however long"
+  bool write = false;
+  const void* owner = nullptr;
+  int pid = 0;  // -1 for OFD locks (as F_GETLK reports them)
+};
+
+class FileLocks {
+ public:
+  // F_SETLK/F_SETLKW (and the OFD forms): `type` is F_RDLCK, F_WRLCK or F_UNLCK. Blocks when
+  // `wait` until no other owner's lock conflicts; EAGAIN without `wait`.
+  Result<void> SetRecord(Blocker& b, const void* owner, int pid, short type, uint64_t start,
+                         uint64_t end, bool wait);
+  // F_GETLK: the first lock of another owner that conflicts, if any.
+  std::optional<RecordLock> TestRecord(const void* owner, short type, uint64_t start,
+                                       uint64_t end);
+  // Drops every record lock of `owner` (a process closing any fd of the file, or the last
+  // close of an OFD lock's file description).
+  void ReleaseRecords(const void* owner);
+
+  // flock(2): LOCK_SH, LOCK_EX or LOCK_UN, with `wait` unless LOCK_NB.
+  Result<void> Flock(Blocker& b, const void* owner, int op, bool wait);
+  void ReleaseFlock(const void* owner);
+
+ private:
+  bool RecordConflictLocked(const void* owner, bool write, uint64_t start, uint64_t end,
+                            RecordLock* found) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnlockRangeLocked(const void* owner, uint64_t start, uint64_t end)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  std::vector<RecordLock> records_ ABSL_GUARDED_BY(mu_);
+  struct FlockEntry {
+    const void* owner;
+    bool exclusive;
+  };
+  std::vector<FlockEntry> flocks_ ABSL_GUARDED_BY(mu_);
+  WaitQueue queue_;
+};
+
+}  // namespace sentry::vfs
