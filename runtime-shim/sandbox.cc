@@ -213,6 +213,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   signal(SIGPIPE, SIG_IGN);
   auto status = k.Run(so);
   bool gofer_died = client->dead();
+  // Files still cached by the kernel release their handles after this point: not a death.
+  client->set_on_death(nullptr);
   client.reset();
   kill(gofer_pid, SIGKILL);
   waitpid(gofer_pid, nullptr, 0);

@@ -252,6 +252,7 @@ Result<uint64_t> SysReadlinkat(Task& t, int dirfd, GuestAddr path_addr, GuestAdd
                                int size) {
   if (size <= 0) return Errno(EINVAL);
   vfs::Context ctx = t.VfsContext();
+  if (dirfd == AT_FDCWD && SENTRY_TRY(t.CopyInString(path_addr)).empty()) return Errno(ENOENT);
   vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH));
   if (!p.inode()->IsSymlink()) return Errno(EINVAL);
   std::string target;

@@ -34,7 +34,7 @@ vfs::Vfs& V(Task& t) { return t.kernel().vfs(); }
 // The place of an open file, for f*() calls that act through the VFS.
 Result<vfs::Path> FilePlace(Task& t, int fd) {
   auto f = SENTRY_TRY(GetFile(t, fd));
-  if (!f->dentry()) return Errno(EBADF);
+  if (!f->dentry() || (f->flags() & O_PATH)) return Errno(EBADF);
   return vfs::Path{f->mount(), f->dentry()};
 }
 
@@ -96,12 +96,12 @@ Result<uint64_t> SysLinkat(Task& t, int olddirfd, GuestAddr oldpath, int newdirf
   At n = SENTRY_TRY(PathAt(t, newdirfd, newpath));
   std::string old = SENTRY_TRY(t.CopyInString(oldpath));
   if (old.empty() && (flags & AT_EMPTY_PATH)) {
-    vfs::Path p = SENTRY_TRY(FilePlace(t, olddirfd));
+    // Linking an open file (O_PATH included) by fd: start at the file, walk nothing.
+    auto f = SENTRY_TRY(GetFile(t, olddirfd));
+    if (!f->dentry()) return Errno(ENOENT);
+    vfs::Path p{f->mount(), f->dentry()};
     if (p.inode()->IsDir()) return Errno(EPERM);
-    // Linking an open file by fd: resolve it as the parent plus its name would; we link the
-    // inode directly through a path walk of its current name.
-    std::string name = t.kernel().vfs().PathString(n.ctx.root, p);
-    SENTRY_TRY(V(t).Link(n.ctx, n.ctx.root, name, n.start, n.path, false));
+    SENTRY_TRY(V(t).LinkPath(n.ctx, p, n.start, n.path));
     return 0;
   }
   vfs::Path ostart = SENTRY_TRY(StartAt(t, n.ctx, olddirfd, old));

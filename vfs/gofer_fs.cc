@@ -255,16 +255,11 @@ Result<size_t> HostFileDescription::PWrite(Blocker&, std::span<const uint8_t> sr
   return static_cast<size_t>(n);
 }
 
+// From the open file itself: current even if another fd wrote, and still answering after
+// the file's name is gone (the gofer's handle then fails with ENOENT).
 Result<void> HostFileDescription::Stat(struct stat* st) {
-  SENTRY_TRY(FileDescription::Stat(st));
-  struct stat host;
-  if (fstat(fd_, &host) != 0) return Errno(errno);
-  // Size and times from the open file itself: they are current even if another fd wrote.
-  st->st_size = host.st_size;
-  st->st_blocks = host.st_blocks;
-  st->st_atim = host.st_atim;
-  st->st_mtim = host.st_mtim;
-  st->st_ctim = host.st_ctim;
+  if (fstat(fd_, st) != 0) return Errno(errno);
+  st->st_dev = ino_->dev();
   return Ok();
 }
 

@@ -115,8 +115,10 @@ Result<void> FileLocks::Flock(Blocker& b, const void* owner, int op, bool wait) 
   for (;;) {
     {
       absl::MutexLock l(&mu_);
+      // A conversion is not atomic (as on Linux): the old lock goes first, and stays gone
+      // if the new one cannot be had.
+      std::erase_if(flocks_, [owner](const FlockEntry& e) { return e.owner == owner; });
       if (!conflict()) {
-        std::erase_if(flocks_, [owner](const FlockEntry& e) { return e.owner == owner; });
         flocks_.push_back({owner, exclusive});
         break;
       }

@@ -272,14 +272,19 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags) {
   if (acc == O_ACCMODE) return Errno(EINVAL);
   if (ino->IsSymlink()) return Errno(ELOOP);
   if ((flags & O_DIRECTORY) && !ino->IsDir()) return Errno(ENOTDIR);
-  if (ino->IsDir() && (acc != O_RDONLY || (flags & O_CREAT))) return Errno(EISDIR);
+  if (ino->IsDir() && (acc != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))) return Errno(EISDIR);
   bool write = acc != O_RDONLY;
   int want = (acc != O_WRONLY ? kMayRead : 0) | (write ? kMayWrite : 0);
   auto st = SENTRY_TRY(StatOf(ino));
   SENTRY_TRY(CheckPermission(ctx.creds, st, want));
   bool regular = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
   if (write && regular && p.mnt->read_only()) return Errno(EROFS);
-  if ((flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(st.st_mode) && st.st_size != 0) {
+  // O_TRUNC truncates even with O_RDONLY, given write permission.
+  if ((flags & O_TRUNC) && acc == O_RDONLY && S_ISREG(st.st_mode)) {
+    SENTRY_TRY(CheckPermission(ctx.creds, st, kMayWrite));
+    if (p.mnt->read_only()) return Errno(EROFS);
+  }
+  if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && st.st_size != 0) {
     SetAttrRequest req;
     req.mask = kAttrSize;
     SENTRY_TRY(ino->SetAttr(req));
@@ -337,6 +342,11 @@ Result<void> Vfs::Link(const Context& ctx, const Path& old_start, const std::str
                        const Path& new_start, const std::string& new_path, bool follow) {
   Walker ow{*this, ctx};
   Path old = SENTRY_TRY(ow.Walk(old_start, old_path, follow));
+  return LinkPath(ctx, old, new_start, new_path);
+}
+
+Result<void> Vfs::LinkPath(const Context& ctx, const Path& old, const Path& new_start,
+                           const std::string& new_path) {
   SENTRY_CREATE_PREAMBLE(ctx, new_start, new_path);
   if (old.inode()->IsDir()) return Errno(EPERM);
   if (old.mnt != parent.mnt) return Errno(EXDEV);
@@ -397,7 +407,11 @@ Result<void> Vfs::Rename(const Context& ctx, const Path& old_start, const std::s
   SENTRY_TRY(CheckWritableDir(ctx, new_parent));
   SENTRY_TRY(CheckSticky(ctx, old_parent.inode(), old_d->inode()));
   if (new_d) {
+    // Two names of one file: rename does nothing.
     if (new_d->inode() == old_d->inode()) return Ok();
+    auto os = SENTRY_TRY(StatOf(old_d->inode()));
+    auto ns = SENTRY_TRY(StatOf(new_d->inode()));
+    if (os.st_dev == ns.st_dev && os.st_ino == ns.st_ino) return Ok();
     SENTRY_TRY(CheckSticky(ctx, new_parent.inode(), new_d->inode()));
     bool new_dir = new_d->inode()->IsDir();
     if (!(flags & RENAME_EXCHANGE)) {
@@ -449,9 +463,13 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
   bool owner = c.privileged() || c.uid == st.st_uid;
   SetAttrRequest r = req;
   if ((r.mask & kAttrMode) && !owner) return Errno(EPERM);
-  if ((r.mask & kAttrUid) && r.uid != st.st_uid && !c.privileged()) return Errno(EPERM);
-  if ((r.mask & kAttrGid) && r.gid != st.st_gid && !c.privileged() &&
-      !(c.uid == st.st_uid && c.InGroup(r.gid))) {
+  // Only root gives a file away; an owner may "change" it to itself, and its group to one
+  // it belongs to.
+  if ((r.mask & kAttrUid) && !c.privileged() && !(c.uid == st.st_uid && r.uid == st.st_uid)) {
+    return Errno(EPERM);
+  }
+  if ((r.mask & kAttrGid) && !c.privileged() &&
+      !(c.uid == st.st_uid && (r.gid == st.st_gid || c.InGroup(r.gid)))) {
     return Errno(EPERM);
   }
   if (r.mask & kAttrSize) {

@@ -110,6 +110,9 @@ class Vfs {
                        const std::string& path);
   Result<void> Link(const Context& ctx, const Path& old_start, const std::string& old_path,
                     const Path& new_start, const std::string& new_path, bool follow);
+  // linkat(2) with AT_EMPTY_PATH: `old` is an open file's place.
+  Result<void> LinkPath(const Context& ctx, const Path& old, const Path& new_start,
+                        const std::string& new_path);
   // unlinkat(2); `dir` for rmdir / AT_REMOVEDIR.
   Result<void> Unlink(const Context& ctx, const Path& start, const std::string& path,
                       bool dir);

@@ -186,7 +186,9 @@ InodeRef ProcFs::FdDir(int tgid, bool info) {
     if (*end || name.empty() || fd < 0) return Errno(ENOENT);
     auto t = fds_of();
     if (!t) return Errno(ENOENT);
-    auto e = SENTRY_TRY(t->GetEntry(static_cast<int>(fd)));
+    auto got = t->GetEntry(static_cast<int>(fd));
+    if (!got.ok()) return Errno(ENOENT);
+    auto e = *got;
     if (info) {
       bool cloexec = e.cloexec;
       vfs::FileRef f = e.file;

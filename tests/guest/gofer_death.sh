@@ -1,0 +1,55 @@
+#!/bin/sh
+# Killing the gofer makes guest file operations fail (EIO), never hang, and the sandbox exits
+# with a clear error.
+#
+#   gofer_death.sh SENTRY_RUN
+#
+# The guest lists directories in a loop. The host kills the sandbox's gofer (a child of
+# sentry-run running `sentry gofer`), then expects sentry-run to exit non-zero within the
+# time limit and to say that the gofer died.
+set -u
+sentry_run=$1
+err=$(mktemp) || exit 2
+trap 'rm -f "$err"' EXIT
+"$sentry_run" -- /bin/sh -c '
+  i=0
+  while [ $i -lt 600 ]; do
+    ls /usr/share > /dev/null || { echo "ls failed" >&2; exit 3; }
+    cat /etc/hostname > /dev/null 2>&1
+    i=$((i + 1))
+    sleep 0.05
+  done' </dev/null 2>"$err" &
+run=$!
+sleep 1
+gofer=$(pgrep -P "$run" -f "gofer --sock-fd" | head -n1)
+if [ -z "$gofer" ]; then
+  echo "FAIL: no gofer child of sentry-run $run"
+  kill "$run"
+  exit 1
+fi
+kill -KILL "$gofer"
+# At most 30 s to notice and wind down.
+i=0
+while kill -0 "$run" 2>/dev/null && [ $i -lt 300 ]; do
+  sleep 0.1
+  i=$((i + 1))
+done
+if kill -0 "$run" 2>/dev/null; then
+  echo "FAIL: sentry-run still running 30 s after the gofer died"
+  kill -KILL "$run"
+  exit 1
+fi
+wait "$run"
+status=$?
+fail=0
+if [ "$status" -eq 0 ]; then
+  echo "FAIL: sentry-run exited 0 after its gofer died"
+  fail=1
+fi
+if ! grep -q "gofer" "$err"; then
+  echo "FAIL: no error naming the gofer on stderr; it said:"
+  cat "$err"
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "gofer_death.sh: PASS (status $status): $(grep gofer "$err" | head -n1)"
+exit "$fail"
