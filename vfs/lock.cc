@@ -75,9 +75,26 @@ Result<void> FileLocks::SetRecord(Blocker& b, const void* owner, int pid, short 
     ScopedWait sw(queue_, b.waiter());
     {
       absl::MutexLock l(&mu_);
-      if (!RecordConflictLocked(owner, type == F_WRLCK, start, end, nullptr)) continue;
+      RecordLock holder;
+      if (!RecordConflictLocked(owner, type == F_WRLCK, start, end, &holder)) continue;
+      // Waiting for an owner that (transitively) waits for us would never end.
+      const void* cur = holder.owner;
+      for (size_t hops = 0; cur && hops <= waits_.size(); hops++) {
+        if (cur == owner) return Errno(EDEADLK);
+        const void* next = nullptr;
+        for (auto& [w, on] : waits_) {
+          if (w == cur) next = on;
+        }
+        cur = next;
+      }
+      waits_.emplace_back(owner, holder.owner);
     }
-    SENTRY_TRY(b.Wait());
+    auto r = b.Wait();
+    {
+      absl::MutexLock l(&mu_);
+      std::erase_if(waits_, [owner](const auto& w) { return w.first == owner; });
+    }
+    SENTRY_TRY(r);
   }
   queue_.Notify();
   return Ok();

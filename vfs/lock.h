@@ -48,6 +48,8 @@ class FileLocks {
 
   absl::Mutex mu_;
   std::vector<RecordLock> records_ ABSL_GUARDED_BY(mu_);
+  // Which owner each blocked F_SETLKW waits for (deadlock detection within this file).
+  std::vector<std::pair<const void*, const void*>> waits_ ABSL_GUARDED_BY(mu_);
   struct FlockEntry {
     const void* owner;
     bool exclusive;
