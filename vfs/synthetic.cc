@@ -69,10 +69,6 @@ class StringFile final : public FileDescription {
     offset_ = base + off;
     return offset_;
   }
-  Result<uint64_t> Ioctl(Blocker&, uint64_t cmd, uint64_t) override {
-    if (cmd == FIONREAD) return Errno(ENOTTY);
-    return Errno(ENOTTY);
-  }
 
  private:
   Result<size_t> ReadAt(std::span<uint8_t> dst, uint64_t off) {

@@ -505,6 +505,18 @@ Result<void> Vfs::Access(const Context& ctx, const Path& p, int mode) {
   return CheckPermission(ctx.creds, st, mode & 7);
 }
 
+// Puts `m` on top of whatever is mounted at `target`.
+void Vfs::AddMount(const Path& target, MountRef m) {
+  absl::MutexLock l(&mu_);
+  m->id_ = next_mount_id_++;
+  Path top = CrossMounts(target);
+  m->parent_ = top.mnt;
+  m->mountpoint_ = top.d;
+  top.d->mount_count_++;
+  mounts_[{top.mnt.get(), top.d.get()}] = m;
+  all_mounts_.push_back(std::move(m));
+}
+
 Result<void> Vfs::MountAt(const Path& target, InodeRef root, std::string fstype,
                           std::string source, int flags) {
   if (!target.inode()->IsDir() || !root->IsDir()) return Errno(ENOTDIR);
@@ -513,14 +525,7 @@ Result<void> Vfs::MountAt(const Path& target, InodeRef root, std::string fstype,
   m->fstype_ = std::move(fstype);
   m->source_ = std::move(source);
   m->root_ = std::make_shared<Dentry>("", nullptr, std::move(root));
-  absl::MutexLock l(&mu_);
-  m->id_ = next_mount_id_++;
-  Path top = CrossMounts(target);
-  m->parent_ = top.mnt;
-  m->mountpoint_ = top.d;
-  top.d->mount_count_++;
-  mounts_[{top.mnt.get(), top.d.get()}] = m;
-  all_mounts_.push_back(m);
+  AddMount(target, std::move(m));
   return Ok();
 }
 
@@ -531,14 +536,7 @@ Result<void> Vfs::BindAt(const Path& target, const Path& source, int flags) {
   m->fstype_ = source.mnt->fstype_;
   m->source_ = source.mnt->source_;
   m->root_ = source.d;
-  absl::MutexLock l(&mu_);
-  m->id_ = next_mount_id_++;
-  Path top = CrossMounts(target);
-  m->parent_ = top.mnt;
-  m->mountpoint_ = top.d;
-  top.d->mount_count_++;
-  mounts_[{top.mnt.get(), top.d.get()}] = m;
-  all_mounts_.push_back(m);
+  AddMount(target, std::move(m));
   return Ok();
 }
 

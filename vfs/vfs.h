@@ -145,6 +145,7 @@ class Vfs {
   struct Walker;
   Result<DentryRef> Child(const DentryRef& dir, const std::string& name);
   Path CrossMounts(Path p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddMount(const Path& target, MountRef m);
   Path ParentLocked(const Path& root, const Path& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Resolves all but the last component; returns the parent and the last name ("" when the
   // path names the start or a root, "." / ".." kept as is). `trailing_slash` is set when
