@@ -29,6 +29,7 @@ struct Layout {
   static constexpr uint64_t kStubSize = 0x1000;
   static constexpr uint64_t kStubInject = kStubBase + 0x100;
   static constexpr uint64_t kStubClone = kStubBase + 0x200;
+  static constexpr uint64_t kStubFilter = kStubBase + 0x380;  // the seccomp platform's filter
   // Guest mappings stay below this; the host places the vDSO and vvar above it.
   static constexpr uint64_t kGuestTop = 0x7ef000000000;
   static constexpr uint64_t kGuestBottom = 0x10000;  // mmap_min_addr
@@ -78,7 +79,14 @@ class Context {
   virtual ~Context() = default;
 
   // Runs the guest with `regs` until it traps; `regs` then holds the guest's registers.
+  // After a kSyscall trap a platform may fill in only orig_rax, the six arguments, rip and
+  // rax (seccomp user notifications carry no more); the rest is then stale until
+  // SyncRegisters. Switch resumes from such a trap with the kernel's rax, rip and orig_rax.
   virtual Trap Switch(Registers& regs) = 0;
+  // Completes `regs` after a kSyscall trap that filled in only part of them, keeping the
+  // kernel's rax, rip and orig_rax. The kernel calls it before it reads or writes any other
+  // register (signal frames). Fails only if the guest thread is gone.
+  virtual Result<void> SyncRegisters(Registers& /*regs*/) { return Ok(); }
   // Makes a running Switch() return kInterrupted soon. Thread-safe; may be called while the
   // guest is not running, in which case the next Switch() returns kInterrupted at once.
   virtual void Interrupt() = 0;
@@ -114,7 +122,9 @@ class Platform {
   virtual void Discard(int handle) = 0;
 };
 
-// Creates a platform by name ("ptrace"); an error names the platforms there are.
+// Creates a platform by name ("seccomp", "ptrace"); an error names the platforms there are.
 absl::StatusOr<std::unique_ptr<Platform>> NewPlatform(const std::string& name);
+// The seccomp platform over the stub executable `stub_fd` (platform/seccomp).
+absl::StatusOr<std::unique_ptr<Platform>> NewSeccompPlatform(int stub_fd);
 
 }  // namespace sentry::platform

@@ -9,7 +9,7 @@
 namespace sentry::shim {
 
 struct SandboxOptions {
-  std::string platform = "ptrace";
+  std::string platform = "seccomp";
   bool strace = false;
   bool debug = false;
   std::vector<std::string> argv;  // argv[0] is the program

@@ -1,4 +1,4 @@
-// sentry-run [--platform=ptrace] [--strace] [--env K=V]... -- PROGRAM ARGS...
+// sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... -- PROGRAM ARGS...
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -9,7 +9,7 @@ namespace {
 
 void Usage(FILE* out) {
   fprintf(out,
-          "usage: sentry-run [--platform=ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
+          "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
           "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
           "                  [--cwd DIR] -- PROGRAM [ARGS...]\n"
           "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"

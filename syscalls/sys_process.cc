@@ -79,6 +79,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   child->set_comm(t.comm());
   child->regs_ = t.regs();
   child->regs_.rax = 0;
+  if (auto fp = t.ctx().GetFpState(); fp.ok()) child->start_fp_ = std::move(*fp);
   if (stack) child->regs_.rsp = stack;
   if (flags & CLONE_SETTLS) child->regs_.fs_base = tls;
   child->fds_ = (flags & CLONE_FILES) ? t.fds_ : t.fds().Fork();

@@ -12,14 +12,13 @@
 
 #include "absl/synchronization/mutex.h"
 #include "platform/platform.h"
+#include "platform/stub/stub_control.h"
 
 namespace sentry::platform {
 
-class PtraceAddressSpace;
-
-class PtraceContext final : public Context {
+class PtraceContext final : public Context, public StubInjector {
  public:
-  PtraceContext(int tid, std::shared_ptr<PtraceAddressSpace> as);
+  PtraceContext(int tid, std::shared_ptr<StubAddressSpace> as);
   ~PtraceContext() override;
 
   Trap Switch(Registers& regs) override;
@@ -32,11 +31,9 @@ class PtraceContext final : public Context {
   void Kill() override;
   int host_tid() const override { return tid_; }
 
-  // Runs host syscall `nr` inside the stub; returns its raw result (-errno on failure).
-  // Fails only if the stub died.
   Result<int64_t> StubSyscall(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
                               uint64_t a3 = 0, uint64_t a4 = 0, uint64_t a5 = 0,
-                              uint64_t entry = Layout::kStubInject);
+                              uint64_t entry = Layout::kStubInject) override;
 
  private:
   // Resumes the stub with `request` and waits for its next stop. Returns the wait status, or
@@ -44,7 +41,7 @@ class PtraceContext final : public Context {
   int ResumeAndWait(int request);
 
   const int tid_;
-  std::shared_ptr<PtraceAddressSpace> as_;
+  std::shared_ptr<StubAddressSpace> as_;
   bool dead_ = false;
   // Interrupt() protocol: Switch sets running_ then checks interrupt_; Interrupt sets
   // interrupt_ then checks running_. Sequentially consistent, so one of them sees the other.

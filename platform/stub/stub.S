@@ -1,6 +1,6 @@
 // The stub: the host process that holds a guest address space. It never runs guest syscalls
 // (PTRACE_SYSEMU skips them); it only runs these few instructions, at fixed addresses the
-// Sentry knows (platform/ptrace/stub_layout.h), to stop itself and to execute the host
+// Sentry knows (Layout in platform/platform.h), to stop itself and to execute the host
 // syscalls the Sentry injects to change the address space.
         .text
         .globl _start
@@ -16,6 +16,13 @@ _start:
         mov     $157, %eax              // prctl(PR_SET_PDEATHSIG, SIGKILL): die with the Sentry
         mov     $1, %edi
         mov     $9, %esi
+        syscall
+        mov     $157, %eax              // prctl(PR_SET_NO_NEW_PRIVS, 1): lets a stub install
+        mov     $38, %edi               // the seccomp platform's filter without privilege
+        mov     $1, %esi
+        xor     %edx, %edx
+        xor     %r10d, %r10d
+        xor     %r8d, %r8d
         syscall
 stop_loop:
         // Wait here, stopped, until a Sentry thread attaches and takes over the registers.
@@ -45,4 +52,25 @@ clone_entry:
         .org    0x300
 ignore_action:
         .quad   1, 0, 0, 0              // SIG_IGN, no flags, no restorer, empty mask
+
+        // The seccomp platform's filter (Layout::kStubFilter), a struct sock_fprog: every
+        // x86-64 syscall goes to the Sentry as a user notification; any other ABI kills.
+        .org    0x380
+filter_prog:
+        .short  4, 0, 0, 0              // len, padding
+        .quad   filter_insns
+        .org    0x400
+filter_insns:
+        .short  0x20                    // ld [4]  (seccomp_data.arch)
+        .byte   0, 0
+        .long   4
+        .short  0x15                    // jeq AUDIT_ARCH_X86_64, +0, +1
+        .byte   0, 1
+        .long   0xc000003e
+        .short  0x06                    // ret SECCOMP_RET_USER_NOTIF
+        .byte   0, 0
+        .long   0x7fc00000
+        .short  0x06                    // ret SECCOMP_RET_KILL_PROCESS
+        .byte   0, 0
+        .long   0x80000000
         .section .note.GNU-stack,"",@progbits

@@ -237,6 +237,7 @@ class Task final : public Blocker {
   int exit_status_ = 0;
   // Written by the thread that set up the task before Start(); then by the task itself.
   uint64_t child_settid_ = 0;
+  std::vector<uint8_t> start_fp_;  // a cloned task's FP state, set once its context exists
 
   // Guarded by Kernel::mu_.
   std::shared_ptr<ThreadGroup> tg_;

@@ -150,6 +150,7 @@ void Kernel::SendTaskSignal(Task& t, const abi::SigInfo& info) {
 static Result<void> SetupFrame(Task& t, const abi::SigInfo& info, const abi::KSigAction& act,
                                abi::SigSet old_mask) {
   platform::Registers& r = t.regs_;
+  SENTRY_TRY(t.ctx().SyncRegisters(r));
   uint64_t sp = r.rsp - 128;  // the red zone
   bool on_alt = t.altstack_.flags != abi::kSS_DISABLE && r.rsp > t.altstack_.sp &&
                 r.rsp <= t.altstack_.sp + t.altstack_.size;

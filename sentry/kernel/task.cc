@@ -96,6 +96,9 @@ void Task::Start(int attach_handle, std::shared_ptr<platform::AddressSpace> as) 
       } else {
         ctx_ = std::move(*ctx);
         if (fork) mm_->set_address_space(ctx_->address_space());
+        // The new stub's FP state is the host's default; the guest's is its parent's.
+        if (!start_fp_.empty()) (void)ctx_->SetFpState(start_fp_);
+        start_fp_.clear();
         if (child_settid_) (void)CopyOut<int32_t>(GuestAddr(child_settid_), tid_);
       }
     }

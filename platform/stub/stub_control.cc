@@ -1,0 +1,245 @@
+#include "platform/stub/stub_control.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "sentry/base/status.h"
+
+namespace sentry::platform {
+
+namespace {
+constexpr long kSeizeOptions = PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
+}  // namespace
+
+int WaitFor(int tid, bool nohang) {
+  int status;
+  for (;;) {
+    pid_t r = waitpid(tid, &status, __WALL | (nohang ? WNOHANG : 0));
+    if (r == tid) return status;
+    if (r == 0) return kNoChange;
+    if (r < 0 && errno == EINTR) continue;
+    return -1;
+  }
+}
+
+absl::Status SeizeStopped(int tid) {
+  if (ptrace(PTRACE_SEIZE, tid, 0, kSeizeOptions) != 0) return ErrnoStatus("ptrace(SEIZE)");
+  int status = WaitFor(tid);
+  if (IsDeath(status)) return absl::InternalError("stub died before it could be attached");
+  return absl::OkStatus();
+}
+
+Result<int64_t> InjectSyscall(int tid, const uint64_t (&args)[7], uint64_t entry,
+                              bool* interrupted) {
+  Registers regs;
+  if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0) return Errno(ESRCH);
+  regs.rip = entry;
+  regs.rax = args[0];
+  regs.orig_rax = ~0ull;  // not inside a syscall: no restart handling by the host
+  regs.rdi = args[1];
+  regs.rsi = args[2];
+  regs.rdx = args[3];
+  regs.r10 = args[4];
+  regs.r8 = args[5];
+  regs.r9 = args[6];
+  if (ptrace(PTRACE_SETREGS, tid, 0, &regs) != 0) return Errno(ESRCH);
+  for (;;) {
+    if (ptrace(PTRACE_CONT, tid, 0, 0) != 0) return Errno(ESRCH);
+    int status = WaitFor(tid);
+    if (IsDeath(status)) return Errno(ESRCH);
+    if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0) break;
+    // Anything else (an Interrupt's SIGSTOP, a PTRACE_INTERRUPT stop) is noted and suppressed.
+    *interrupted = true;
+  }
+  if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0) return Errno(ESRCH);
+  return static_cast<int64_t>(regs.rax);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Address space.
+
+void StubAddressSpace::AddMember(int tid) {
+  absl::MutexLock l(&mu_);
+  members_.push_back(tid);
+}
+
+void StubAddressSpace::RemoveMember(int tid) {
+  absl::MutexLock l(&mu_);
+  std::erase(members_, tid);
+}
+
+int StubAddressSpace::AnyMember() {
+  absl::MutexLock l(&mu_);
+  return members_.empty() ? -1 : members_.front();
+}
+
+absl::StatusOr<std::pair<uint64_t, uint64_t>> StubAddressSpace::LearnLayout(int pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return ErrnoStatus("open /proc/PID/maps of the stub");
+  std::pair<uint64_t, uint64_t> stack{0, 0};
+  std::string line;
+  while (std::getline(maps, line)) {
+    uint64_t start, end;
+    if (sscanf(line.c_str(), "%lx-%lx", &start, &end) != 2) continue;
+    if (line.find("[stack]") != std::string::npos) {
+      stack = {start, end};
+      continue;
+    }
+    if (line.find("[vsyscall]") != std::string::npos) continue;
+    if (line.find("[vdso]") != std::string::npos) vdso_base_ = start;
+    reserved_.push_back({start, end});  // stub code, vdso, vvar
+  }
+  return stack;
+}
+
+size_t StubAddressSpace::ReadMemory(GuestAddr addr, std::span<uint8_t> dst) {
+  if (dst.empty()) return 0;
+  struct iovec local = {dst.data(), dst.size()};
+  struct iovec remote = {reinterpret_cast<void*>(addr.value()), dst.size()};
+  ssize_t n = process_vm_readv(AnyMember(), &local, 1, &remote, 1, 0);
+  if (n > 0 || dst.size() <= kPageSize) return n < 0 ? 0 : n;
+  // process_vm_readv stops at the first bad iovec only: split at page boundaries so a
+  // partially mapped range still yields its mapped prefix.
+  size_t done = 0;
+  while (done < dst.size()) {
+    uint64_t a = addr.value() + done;
+    size_t chunk = std::min<size_t>(dst.size() - done, kPageSize - (a & (kPageSize - 1)));
+    local = {dst.data() + done, chunk};
+    remote = {reinterpret_cast<void*>(a), chunk};
+    n = process_vm_readv(AnyMember(), &local, 1, &remote, 1, 0);
+    if (n <= 0) break;
+    done += n;
+    if (static_cast<size_t>(n) < chunk) break;
+  }
+  return done;
+}
+
+size_t StubAddressSpace::WriteMemory(GuestAddr addr, std::span<const uint8_t> src) {
+  if (src.empty()) return 0;
+  size_t done = 0;
+  while (done < src.size()) {
+    struct iovec local = {const_cast<uint8_t*>(src.data()) + done, src.size() - done};
+    struct iovec remote = {reinterpret_cast<void*>(addr.value() + done), src.size() - done};
+    ssize_t n = process_vm_writev(AnyMember(), &local, 1, &remote, 1, 0);
+    if (n <= 0) {
+      // Retry page by page to find the writable prefix.
+      if (src.size() - done > kPageSize) {
+        uint64_t a = addr.value() + done;
+        size_t chunk = kPageSize - (a & (kPageSize - 1));
+        local = {const_cast<uint8_t*>(src.data()) + done, chunk};
+        remote = {reinterpret_cast<void*>(a), chunk};
+        n = process_vm_writev(AnyMember(), &local, 1, &remote, 1, 0);
+        if (n > 0) {
+          done += n;
+          continue;
+        }
+      }
+      break;
+    }
+    done += n;
+  }
+  return done;
+}
+
+Result<uint64_t> StubAddressSpace::Host(StubInjector& via, uint64_t nr, uint64_t a0,
+                                        uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+                                        uint64_t a5) {
+  Result<int64_t> r = via.StubSyscall(nr, a0, a1, a2, a3, a4, a5);
+  if (!r.ok()) return r.error();
+  if (*r < 0 && *r > -4096) return Errno(static_cast<int>(-*r));
+  return static_cast<uint64_t>(*r);
+}
+
+Result<uint64_t> StubAddressSpace::Map(Context& via, GuestAddr addr, uint64_t len, int prot,
+                                       int flags, int host_fd, uint64_t offset) {
+  return Host(dynamic_cast<StubInjector&>(via), SYS_mmap, addr.value(), len, prot, flags,
+              static_cast<uint64_t>(host_fd), offset);
+}
+
+Result<void> StubAddressSpace::Unmap(Context& via, GuestAddr addr, uint64_t len) {
+  SENTRY_TRY(Host(dynamic_cast<StubInjector&>(via), SYS_munmap, addr.value(), len));
+  return Ok();
+}
+
+Result<void> StubAddressSpace::Protect(Context& via, GuestAddr addr, uint64_t len, int prot) {
+  SENTRY_TRY(Host(dynamic_cast<StubInjector&>(via), SYS_mprotect, addr.value(), len, prot));
+  return Ok();
+}
+
+Result<uint64_t> StubAddressSpace::Remap(Context& via, GuestAddr old_addr, uint64_t old_len,
+                                         uint64_t new_len, int flags, GuestAddr new_addr) {
+  return Host(dynamic_cast<StubInjector&>(via), SYS_mremap, old_addr.value(), old_len, new_len,
+              flags, new_addr.value());
+}
+
+Result<void> StubAddressSpace::Advise(Context& via, GuestAddr addr, uint64_t len, int advice) {
+  SENTRY_TRY(Host(dynamic_cast<StubInjector&>(via), SYS_madvise, addr.value(), len, advice));
+  return Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Starting stubs.
+
+namespace {
+
+int SpawnChild(void* arg) {
+  // Runs on a private stack in the Sentry's address space (CLONE_VM | CLONE_VFORK): only raw
+  // syscalls until execveat replaces the image.
+  int fd = *static_cast<int*>(arg);
+  syscall(SYS_close_range, 0, fd > 0 ? fd - 1 : 0, 0);
+  if (fd == 0) {
+    syscall(SYS_close_range, 1, ~0u, 0);
+  } else {
+    syscall(SYS_close_range, fd + 1, ~0u, 0);
+  }
+  char name[] = "sentry-stub";
+  char* argv[] = {name, nullptr};
+  char* envp[] = {nullptr};
+  syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+  syscall(SYS_exit, 127);
+  return 127;
+}
+
+}  // namespace
+
+absl::StatusOr<int> SpawnStub(int stub_fd) {
+  static thread_local std::vector<uint8_t> stack(64 * 1024);
+  int fd = stub_fd;
+  int pid = clone(SpawnChild, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &fd);
+  if (pid < 0) return ErrnoStatus("clone (stub)");
+  absl::Status st = SeizeStopped(pid);
+  if (!st.ok()) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, __WALL);
+    return st;
+  }
+  return pid;
+}
+
+absl::StatusOr<int> OpenStubExecutable() {
+  std::string stub = getenv("SENTRY_STUB") ? getenv("SENTRY_STUB") : "";
+  if (stub.empty()) {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n < 0) return ErrnoStatus("readlink /proc/self/exe");
+    self[n] = 0;
+    std::string dir(self);
+    dir = dir.substr(0, dir.rfind('/'));
+    stub = dir + "/sentry-stub";
+  }
+  int fd = open(stub.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open stub " + stub);
+  return fd;
+}
+
+}  // namespace sentry::platform

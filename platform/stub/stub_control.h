@@ -1,0 +1,94 @@
+// What both stub-based platforms (ptrace and seccomp) share: starting a stub process, seizing
+// it, injecting host syscalls into it at the stub's fixed code addresses, and the address
+// space those stubs hold.
+//
+// This directory is one of the few places with raw ptrace and process_vm_* calls.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "platform/platform.h"
+
+namespace sentry::platform {
+
+// Waits for the next state change of traced `tid`; returns the wait status, -1 if it is gone.
+// With `nohang`, returns kNoChange when nothing changed.
+inline constexpr int kNoChange = -2;
+int WaitFor(int tid, bool nohang = false);
+// Whether a WaitFor status means the stub no longer exists.
+inline bool IsDeath(int status) {
+  return status == -1 || (status >= 0 && (WIFEXITED(status) || WIFSIGNALED(status)));
+}
+
+// Seizes a stub that stopped itself (or is about to) and waits for that stop.
+absl::Status SeizeStopped(int tid);
+
+// Starts a fresh stub from the executable `stub_fd`; it is seized and stopped on return.
+absl::StatusOr<int> SpawnStub(int stub_fd);
+
+// A stopped stub thread that runs host syscalls on the Sentry's behalf.
+class StubInjector {
+ public:
+  virtual ~StubInjector() = default;
+  // Runs host syscall `nr` in the stub (at `entry`, see stub.S); returns its raw result
+  // (-errno on failure). Fails only if the stub died.
+  virtual Result<int64_t> StubSyscall(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0,
+                                      uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
+                                      uint64_t a5 = 0, uint64_t entry = Layout::kStubInject) = 0;
+};
+
+// Injects one syscall into stopped, seized `tid`. A stop that is not the injection's own
+// (e.g. an Interrupt's SIGSTOP) sets *interrupted. Returns ESRCH once the stub is gone.
+Result<int64_t> InjectSyscall(int tid, const uint64_t (&args)[7], uint64_t entry,
+                              bool* interrupted);
+
+// One guest address space held by stub processes that share it (CLONE_VM). The Sentry keeps
+// the VMA list; this applies it to the host. `via` contexts must implement StubInjector.
+class StubAddressSpace final : public AddressSpace {
+ public:
+  explicit StubAddressSpace(int pid) { members_.push_back(pid); }
+
+  // Reads the host mappings the stub brought with it; returns the stack range to unmap.
+  absl::StatusOr<std::pair<uint64_t, uint64_t>> LearnLayout(int pid);
+
+  void AddMember(int tid);
+  void RemoveMember(int tid);
+
+  size_t ReadMemory(GuestAddr addr, std::span<uint8_t> dst) override;
+  size_t WriteMemory(GuestAddr addr, std::span<const uint8_t> src) override;
+  Result<uint64_t> Map(Context& via, GuestAddr addr, uint64_t len, int prot, int flags,
+                       int host_fd, uint64_t offset) override;
+  Result<void> Unmap(Context& via, GuestAddr addr, uint64_t len) override;
+  Result<void> Protect(Context& via, GuestAddr addr, uint64_t len, int prot) override;
+  Result<uint64_t> Remap(Context& via, GuestAddr old_addr, uint64_t old_len, uint64_t new_len,
+                         int flags, GuestAddr new_addr) override;
+  Result<void> Advise(Context& via, GuestAddr addr, uint64_t len, int advice) override;
+  const std::vector<std::pair<uint64_t, uint64_t>>& Reserved() const override {
+    return reserved_;
+  }
+  uint64_t VdsoBase() const override { return vdso_base_; }
+
+ private:
+  int AnyMember();
+  static Result<uint64_t> Host(StubInjector& via, uint64_t nr, uint64_t a0, uint64_t a1 = 0,
+                               uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
+                               uint64_t a5 = 0);
+
+  absl::Mutex mu_;
+  std::vector<int> members_ ABSL_GUARDED_BY(mu_);  // live stub tids sharing this mm
+  std::vector<std::pair<uint64_t, uint64_t>> reserved_;  // set once, before sharing
+  uint64_t vdso_base_ = 0;
+};
+
+// Opens the sentry-stub executable next to the running binary (or $SENTRY_STUB).
+absl::StatusOr<int> OpenStubExecutable();
+
+}  // namespace sentry::platform
