@@ -25,8 +25,16 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
     return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags | MAP_ANONYMOUS);
   }
   if (!S_ISREG(st.st_mode)) return Errno(ENODEV);
-  // Partial: file contents are copied into private memory; shared writable file mappings
-  // need the gofer's donated fds (next stage).
+  if ((flags & MAP_SHARED) && (prot & PROT_WRITE) && !f->Writable()) return Errno(EACCES);
+  // A host-backed file (gofer-donated fd) is mapped directly, so the guest shares the host
+  // page cache and sees the file as Linux would (shared writes, SIGBUS past EOF).
+  if (int host_fd = f->HostFd(); host_fd >= 0) {
+    Result<uint64_t> at = t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host_fd,
+                                     off);
+    if (at.ok() || at.error().code() != EOPNOTSUPP) return at;
+  }
+  // Partial: otherwise the contents are copied into private memory, and shared writable
+  // mappings are refused.
   if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) return Errno(EACCES);
   int mflags = (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS;
   uint64_t at = SENTRY_TRY(t.mm().MapAnonymous(t.ctx(), addr, len, prot | PROT_WRITE, mflags,

@@ -1,6 +1,7 @@
 #include "platform/seccomp/seccomp_platform.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
@@ -52,8 +53,11 @@ constexpr int64_t kERestartSys = 512;  // what a cancelled notification leaves i
 absl::StatusOr<std::unique_ptr<Context>> MakeGuestStub(int injector,
                                                        std::shared_ptr<StubAddressSpace> as) {
   bool interrupted = false;
-  Result<int64_t> guest = InjectSyscall(injector, {SYS_clone, CLONE_VM | SIGCHLD, 0, 0, 0, 0, 0},
-                                        Layout::kStubClone, &interrupted);
+  // CLONE_FILES: an fd that SECCOMP_IOCTL_NOTIF_ADDFD puts in the guest stub is then the
+  // injector's to mmap (LendFd).
+  Result<int64_t> guest =
+      InjectSyscall(injector, {SYS_clone, CLONE_VM | CLONE_FILES | SIGCHLD, 0, 0, 0, 0, 0},
+                    Layout::kStubClone, &interrupted);
   if (!guest.ok() || *guest < 0) return absl::InternalError("cannot clone the guest stub");
   int tid = static_cast<int>(*guest);
   absl::Status st = SeizeStopped(tid);
@@ -78,12 +82,15 @@ absl::StatusOr<std::unique_ptr<Context>> MakeGuestStub(int injector,
   }
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, 0));
   if (pidfd < 0) return fail("pidfd_open (guest stub)");
-  // The listener stays open in the guest stub too; that process never runs a host syscall.
   int listener = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, *fd, 0));
   if (listener < 0) {
     close(pidfd);
     return fail("pidfd_getfd (seccomp listener)");
   }
+  // The stubs' shared fd table keeps nothing: stubs forked from the injector must not inherit
+  // this listener.
+  (void)InjectSyscall(injector, {SYS_close, static_cast<uint64_t>(*fd), 0, 0, 0, 0, 0},
+                      Layout::kStubInject, &interrupted);
   as->AddMember(tid);
   return std::unique_ptr<Context>(
       std::make_unique<SeccompContext>(injector, tid, listener, pidfd, std::move(as)));
@@ -152,8 +159,8 @@ Trap SeccompContext::Switch(Registers& regs) {
 }
 
 void SeccompContext::FollowCpu() {
-  // The guest stub and this thread hand the CPU back and forth and never run at the same
-  // time: keeping them on one core makes each hand-off a same-core wake-up (~5 us here)
+  // The guest stub, the injector and this thread hand the CPU back and forth and never run
+  // at the same time: keeping them on one core makes each hand-off a same-core wake-up (~5 us here)
   // instead of a cross-core one (40-50 us). The scheduler still moves this thread freely; the
   // stub follows it.
   int cpu = sched_getcpu();
@@ -162,6 +169,7 @@ void SeccompContext::FollowCpu() {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   if (sched_setaffinity(guest_, sizeof(set), &set) == 0 &&
+      sched_setaffinity(injector_, sizeof(set), &set) == 0 &&
       sched_setaffinity(0, sizeof(set), &set) == 0) {
     guest_cpu_ = cpu;
   }
@@ -325,6 +333,19 @@ Result<int64_t> SeccompContext::StubSyscall(uint64_t nr, uint64_t a0, uint64_t a
   if (dead_) return Errno(ESRCH);
   bool interrupted = false;  // nothing interrupts the injector on purpose
   return InjectSyscall(injector_, {nr, a0, a1, a2, a3, a4, a5}, entry, &interrupted);
+}
+
+Result<int> SeccompContext::LendFd(int host_fd) {
+  // Only a guest stub waiting in a notification can receive an fd (ADDFD); the injector shares
+  // its fd table.
+  if (dead_ || !in_notif_) return Errno(EOPNOTSUPP);
+  struct seccomp_notif_addfd add {};
+  add.id = notif_id_;
+  add.srcfd = static_cast<uint32_t>(host_fd);
+  add.newfd_flags = O_CLOEXEC;
+  int fd = ioctl(listener_, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+  if (fd < 0) return Errno(errno == EINPROGRESS || errno == ENOENT ? EOPNOTSUPP : errno);
+  return fd;
 }
 
 Result<int> SeccompContext::CloneThread() {

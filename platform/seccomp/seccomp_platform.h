@@ -46,6 +46,7 @@ class SeccompContext final : public Context, public StubInjector {
   Result<int64_t> StubSyscall(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
                               uint64_t a3 = 0, uint64_t a4 = 0, uint64_t a5 = 0,
                               uint64_t entry = Layout::kStubInject) override;
+  Result<int> LendFd(int host_fd) override;
 
  private:
   // Moves the guest stub to the CPU this thread runs on.

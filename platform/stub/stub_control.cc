@@ -162,8 +162,15 @@ Result<uint64_t> StubAddressSpace::Host(StubInjector& via, uint64_t nr, uint64_t
 
 Result<uint64_t> StubAddressSpace::Map(Context& via, GuestAddr addr, uint64_t len, int prot,
                                        int flags, int host_fd, uint64_t offset) {
-  return Host(dynamic_cast<StubInjector&>(via), SYS_mmap, addr.value(), len, prot, flags,
-              static_cast<uint64_t>(host_fd), offset);
+  auto& inj = dynamic_cast<StubInjector&>(via);
+  if (host_fd < 0) {
+    return Host(inj, SYS_mmap, addr.value(), len, prot, flags, ~uint64_t{0}, offset);
+  }
+  int remote = SENTRY_TRY(inj.LendFd(host_fd));
+  Result<uint64_t> r = Host(inj, SYS_mmap, addr.value(), len, prot, flags,
+                            static_cast<uint64_t>(remote), offset);
+  (void)inj.StubSyscall(SYS_close, static_cast<uint64_t>(remote));
+  return r;
 }
 
 Result<void> StubAddressSpace::Unmap(Context& via, GuestAddr addr, uint64_t len) {

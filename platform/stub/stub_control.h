@@ -43,6 +43,9 @@ class StubInjector {
   virtual Result<int64_t> StubSyscall(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0,
                                       uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
                                       uint64_t a5 = 0, uint64_t entry = Layout::kStubInject) = 0;
+  // Installs a copy of the Sentry's `host_fd` in the injector's fd table and returns its
+  // number there (closed again with an injected close). EOPNOTSUPP if this stub cannot.
+  virtual Result<int> LendFd(int /*host_fd*/) { return Errno(EOPNOTSUPP); }
 };
 
 // Injects one syscall into stopped, seized `tid`. A stop that is not the injection's own

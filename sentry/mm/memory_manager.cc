@@ -81,9 +81,9 @@ void MemoryManager::Carve(uint64_t addr, uint64_t len) {
   }
 }
 
-Result<uint64_t> MemoryManager::MapAnonymous(platform::Context& via, uint64_t addr,
-                                             uint64_t len, int prot, int flags,
-                                             std::string name) {
+Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint64_t len,
+                                    int prot, int flags, std::string name, int host_fd,
+                                    uint64_t offset) {
   if (len == 0 || Overflows(addr, PageRoundUp(len))) return Errno(EINVAL);
   len = PageRoundUp(len);
   bool fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
@@ -99,8 +99,9 @@ Result<uint64_t> MemoryManager::MapAnonymous(platform::Context& via, uint64_t ad
     addr = SENTRY_TRY(FindFree(len));
   }
   int host_flags = (flags & (MAP_SHARED | MAP_PRIVATE | MAP_NORESERVE | MAP_GROWSDOWN)) |
-                   MAP_ANONYMOUS | MAP_FIXED;
-  SENTRY_TRY(as_->Map(via, GuestAddr(addr), len, prot & kProtMask, host_flags, -1, 0));
+                   (host_fd < 0 ? MAP_ANONYMOUS : 0) | MAP_FIXED;
+  SENTRY_TRY(as_->Map(via, GuestAddr(addr), len, prot & kProtMask, host_flags, host_fd,
+                      host_fd < 0 ? 0 : offset));
   Carve(addr, len);
   Vma v{addr + len, prot & kProtMask, (flags & MAP_SHARED) != 0, (flags & MAP_GROWSDOWN) != 0,
         std::move(name)};

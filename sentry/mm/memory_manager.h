@@ -36,7 +36,13 @@ class MemoryManager {
   // mmap(2) of anonymous memory (file contents are copied in by the caller). Returns the
   // address. `flags` are the guest's MAP_* flags.
   Result<uint64_t> MapAnonymous(platform::Context& via, uint64_t addr, uint64_t len, int prot,
-                                int flags, std::string name = "");
+                                int flags, std::string name = "") {
+    return Map(via, addr, len, prot, flags, std::move(name), -1, 0);
+  }
+  // mmap(2) of `host_fd` at `offset` (a gofer-donated fd) when host_fd >= 0, else anonymous.
+  // EOPNOTSUPP when the platform cannot map a host fd right now: the caller then copies.
+  Result<uint64_t> Map(platform::Context& via, uint64_t addr, uint64_t len, int prot, int flags,
+                       std::string name, int host_fd, uint64_t offset);
   Result<void> Unmap(platform::Context& via, uint64_t addr, uint64_t len);
   Result<void> Protect(platform::Context& via, uint64_t addr, uint64_t len, int prot);
   Result<uint64_t> Remap(platform::Context& via, uint64_t old_addr, uint64_t old_len,
