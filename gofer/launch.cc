@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gofer/protocol.h"
+#include "gofer/server.h"
 #include "sentry/base/status.h"
 
 namespace sentry::gofer {
@@ -54,6 +55,18 @@ std::vector<std::string> GoferArgs(const std::string& binary, int sock,
   int err = errno;
   (void)!write(status_fd, &err, sizeof(err));
   _exit(127);
+}
+
+// The child after fork when the gofer runs in a copy of the caller's image: no exec, so the
+// binary is not loaded and linked a second time (about a third of sentry-run's start-up).
+[[noreturn]] void RunGoferInChild(std::vector<char*> argv, int status_fd, pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  close(status_fd);  // as a successful exec would
+  _exit(GoferMain(static_cast<int>(argv.size()) - 2, argv.data() + 1));
 }
 
 std::string DescribeExit(int status) {
@@ -112,7 +125,10 @@ absl::StatusOr<GoferProcess> StartGofer(const std::string& sentry_binary,
   argv.push_back(nullptr);
   pid_t parent = getpid();
   pid_t pid = fork();
-  if (pid == 0) ExecGofer(argv.data(), sv[1], status_pipe[1], parent);
+  if (pid == 0) {
+    if (sentry_binary.empty()) RunGoferInChild(std::move(argv), status_pipe[1], parent);
+    ExecGofer(argv.data(), sv[1], status_pipe[1], parent);
+  }
   int fork_errno = errno;
   close(sv[1]);
   close(status_pipe[1]);

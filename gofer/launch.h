@@ -26,6 +26,8 @@ struct GoferProcess {
 // StartGofer exits (PR_SET_PDEATHSIG), so call it from a thread that lives as long as the
 // Sentry. Errors: exec failure, or the gofer exiting during start-up (e.g. a host path that
 // cannot be opened; the gofer says why on stderr). Thread-safe; async-signal-safe after fork.
+// With an empty `sentry_binary` the forked child runs the gofer itself without exec, which
+// saves loading the binary again; only a single-threaded caller may do that.
 absl::StatusOr<GoferProcess> StartGofer(const std::string& sentry_binary,
                                         const std::vector<GoferMount>& mounts);
 

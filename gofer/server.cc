@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -199,6 +200,7 @@ int GoferMain(int argc, char** argv) {
     return 2;
   }
   CloseInheritedFds(opts.sock);
+  prctl(PR_SET_NAME, "sentry-gofer");  // how ps and the tests tell it from the Sentry
   Log();     // built before seccomp, so that building it can make no unexpected system call
   umask(0);  // modes arrive with the guest's umask applied
   RaiseFdLimit();

@@ -63,13 +63,6 @@ absl::Status CheckProgram(const std::string& prog) {
   return absl::OkStatus();
 }
 
-// The `sentry` binary (which serves as the gofer) lives next to sentry-run.
-std::string SentryBinary() {
-  std::string self = Realpath("/proc/self/exe");
-  std::string dir = self.substr(0, self.rfind('/'));
-  return dir + "/sentry";
-}
-
 absl::Status Err(const std::string& what, const Errno& e) {
   return absl::InternalError(what + ": " + strerror(e.code()));
 }
@@ -174,7 +167,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
 
   std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, true}};
   for (const auto& b : opts.binds) gmounts.push_back({b.guest, b.host, b.read_only});
-  auto gp = gofer::StartGofer(SentryBinary(), gmounts);
+  // Forked without exec (nothing else runs yet, so the process is single-threaded).
+  auto gp = gofer::StartGofer("", gmounts);
   if (!gp.ok()) return gp.status();
   auto client = std::make_shared<gofer::Client>(gp->sock);
   pid_t gofer_pid = gp->pid;
