@@ -49,8 +49,8 @@ class SeccompContext final : public Context, public StubInjector {
   Result<int> LendFd(int host_fd) override;
 
  private:
-  // Moves the guest stub to the CPU this thread runs on.
-  void FollowCpu();
+  // Pins the guest stub, the injector and this thread to one CPU, chosen anew now and then.
+  void PlaceOnCpu();
   // Answers the pending notification with `rax` as the syscall's result.
   bool Respond(uint64_t rax);
   // Takes the guest stub from a pending notification to a ptrace stop (cancelling the
@@ -77,7 +77,8 @@ class SeccompContext final : public Context, public StubInjector {
   bool in_notif_ = false;    // the guest stub waits in a notification we hold (notif_id_)
   bool stopped_ = false;     // the guest stub is in a ptrace stop
   bool merge_pending_ = false;  // host_regs_ are newer than the kernel's registers
-  int guest_cpu_ = -1;
+  int cpu_ = -1;  // where PlaceOnCpu pinned the three
+  int64_t placed_at_ms_ = 0;
   uint64_t notif_id_ = 0;
   uint64_t notif_nr_ = 0;
   uint64_t notif_rip_ = 0;
