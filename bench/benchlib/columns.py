@@ -1,0 +1,109 @@
+"""The columns of the benchmark table: where a command runs.
+
+A column wraps a guest command (an argv and a working directory) into the host command that
+runs it: as is (native), under `sentry-run --platform=P`, or under `runsc do`. Each column is
+probed once with `true` before the benchmarks; a column whose probe fails, or whose tool is
+absent, is reported as "n/a" with the reason and is not run.
+
+Every column gives the command the same clean environment (the one sentry-run gives its
+guest), stdin from /dev/null, and the same working directory. Both sandboxes see the host's
+root read-only under an in-memory layer that takes the guest's writes (sentry-run's default
+root; `runsc do` always does this), so a sandboxed workload's writes never reach the host.
+"""
+
+import os
+import shutil
+import subprocess
+
+# What sentry-run gives its guest (README, "sentry-run"); the native runs get the same.
+GUEST_ENV = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME": "/root",
+    "LANG": "C.UTF-8",
+}
+
+PROBE_TIMEOUT_S = 60
+
+
+class Column:
+    """Runs guest commands one way. Subclasses define `name` and `wrap`."""
+
+    name = ""
+    # Why the column cannot run here, or None. Set by probe().
+    unavailable = None
+
+    def wrap(self, argv, cwd):
+        """Returns the host argv that runs guest `argv` with working directory `cwd`."""
+        raise NotImplementedError
+
+    def missing(self):
+        """Returns why the column's tool is absent, or None."""
+        return None
+
+    def probe(self):
+        """Runs `true` once; records in self.unavailable why the column cannot be used."""
+        self.unavailable = self.missing()
+        if self.unavailable:
+            return
+        try:
+            proc = subprocess.run(self.wrap(["/bin/true"], "/"), cwd="/", env=GUEST_ENV,
+                                  stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=PROBE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.unavailable = f"`true` did not finish in {PROBE_TIMEOUT_S} s"
+            return
+        except OSError as e:
+            self.unavailable = f"cannot start: {e}"
+            return
+        if proc.returncode != 0:
+            last = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            self.unavailable = f"`true` exited {proc.returncode}: {last[0]}"
+
+
+class Native(Column):
+    name = "native"
+
+    def wrap(self, argv, cwd):
+        return list(argv)
+
+
+class SentryRun(Column):
+    def __init__(self, sentry_run, platform):
+        self.sentry_run = sentry_run
+        self.platform = platform
+        self.name = f"sentry {platform}"
+
+    def missing(self):
+        if not os.access(self.sentry_run, os.X_OK):
+            return f"{self.sentry_run} is not built"
+        return None
+
+    def wrap(self, argv, cwd):
+        return [self.sentry_run, f"--platform={self.platform}", "--cwd", cwd, "--"] + list(argv)
+
+
+class Runsc(Column):
+    """gVisor's `runsc do`, ptrace platform, no network. Needs root. Starts in the caller's
+    working directory, so the runner sets cwd instead of passing a flag."""
+
+    name = "runsc ptrace"
+
+    def __init__(self):
+        self.runsc = shutil.which("runsc") or shutil.which("runsc", path="/usr/sbin:/usr/bin")
+
+    def missing(self):
+        if self.runsc is None:
+            return "runsc is not installed (apt-get install runsc)"
+        if os.geteuid() != 0:
+            return "runsc do needs root"
+        return None
+
+    def wrap(self, argv, cwd):
+        return [self.runsc, "--platform=ptrace", "--network=none", "do"] + list(argv)
+
+
+def all_columns(sentry_run, with_runsc=True):
+    columns = [Native(), SentryRun(sentry_run, "ptrace"), SentryRun(sentry_run, "seccomp")]
+    if with_runsc:
+        columns.append(Runsc())
+    return columns

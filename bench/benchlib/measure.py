@@ -1,0 +1,150 @@
+"""Running one benchmark once in one column, and the peak-memory measurement."""
+
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from .columns import GUEST_ENV
+
+
+@dataclasses.dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+
+
+@dataclasses.dataclass
+class Cell:
+    """One benchmark, one column, one repetition: a value, or why there is none."""
+    value: float = None
+    wall_s: float = None
+    error: str = None
+    stdout: str = ""
+
+
+def run_command(argv, cwd, timeout_s):
+    """Runs argv in its own process group with the guest environment; kills the whole group
+    if it outlives timeout_s. Returns a Result (returncode -9 after a timeout, 127 if argv
+    cannot be started)."""
+    start = time.perf_counter()
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=GUEST_ENV, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    except OSError as e:
+        return Result(127, "", f"cannot start {argv[0]}: {e}", 0.0)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    return Result(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
+                  wall)
+
+
+def _last_line(text):
+    lines = [line for line in text.strip().splitlines() if not line.startswith("timeit_ns ")]
+    return lines[-1][:200] if lines else ""
+
+
+def run_cell(bench, column, ctx, timeout_s):
+    """Runs `bench` once under `column`, in a fresh directory if the benchmark asks for one."""
+    workdir = ctx.tmp
+    if bench.fresh_dir:
+        workdir = tempfile.mkdtemp(prefix="run-", dir=ctx.tmp)
+        if bench.populate:
+            bench.populate(ctx, workdir)
+    try:
+        result = run_command(column.wrap(bench.command(ctx), workdir), workdir, timeout_s)
+    finally:
+        if bench.fresh_dir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    cell = Cell(wall_s=result.wall_s, stdout=result.stdout)
+    if result.returncode == -signal.SIGKILL and result.wall_s >= timeout_s:
+        cell.error = f"timed out after {timeout_s} s"
+    elif result.returncode != 0:
+        cell.error = f"exit status {result.returncode}: {_last_line(result.stderr)}"
+    else:
+        try:
+            cell.value = bench.value(ctx, result)
+        except ValueError as e:
+            cell.error = f"{e}: {_last_line(result.stderr)}"
+    return cell
+
+
+# Peak memory. sentry-run is the Sentry; it starts the gofer (the `sentry` binary) as its
+# child; the guest's processes are sentry-stub processes and are not counted. runsc do starts
+# runsc-sandbox (`runsc boot`, the Sentry) and runsc-gofer; `runsc do` itself (a launcher that
+# waits) and the ptrace stubs (processes that runsc-sandbox traces) are not counted.
+ROLES = {"sentry-run": "sentry", "sentry": "gofer", "runsc-sandbox": "sentry",
+         "runsc-gofer": "gofer"}
+
+
+def _descendants(root):
+    """root and every process below it, from one scan of /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _role(pid):
+    """Returns (role, VmHWM in KiB) if the process counts toward the sandbox's memory, else
+    None. A process is known by its argv[0]; a traced one is a guest stub."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv0 = os.path.basename(f.read().split(b"\0")[0].decode(errors="replace"))
+    except OSError:
+        return None  # gone
+    if argv0 not in ROLES or fields.get("TracerPid", "0").strip() != "0":
+        return None
+    return ROLES[argv0], int(fields.get("VmHWM", "0 kB").split()[0])
+
+
+def peak_memory_mib(column, timeout_s):
+    """Runs `sleep 1` under `column` and returns (MiB, {role: KiB}): the sum of the peak RSS
+    (VmHWM) of the sandbox's own processes, sampled until they exit."""
+    try:
+        proc = subprocess.Popen(column.wrap(["/bin/sleep", "1"], "/"), cwd="/", env=GUEST_ENV,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        raise RuntimeError(f"cannot start: {e}") from e
+    peaks = {}
+    deadline = time.monotonic() + timeout_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        for pid in _descendants(proc.pid):
+            found = _role(pid)
+            if found:
+                key = f"{found[0]} {pid}"
+                peaks[key] = max(peaks.get(key, 0), found[1])
+        time.sleep(0.02)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    err = proc.communicate()[1].decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"exit status {proc.returncode}: {_last_line(err)}")
+    if not peaks:
+        raise RuntimeError("found none of the sandbox's processes")
+    return sum(peaks.values()) / 1024, peaks

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Benchmarks sentry-run against native and gVisor's runsc: one command, one table.
+
+    bench/run.py [--runs=N] [--quick] [--only=NAME,...] [--build-dir=DIR] [--json=FILE]
+
+Builds the `bench` target (sentry-run, the gofer, the stub and bench/programs) in --build-dir
+(default: build), generates the workloads' inputs in a temporary directory, runs every
+benchmark N times (default 5; --quick: once) in each column -- native, sentry ptrace, sentry
+seccomp, runsc ptrace -- and prints the medians with their ratio to native. A column that is
+absent or fails to run `true` prints "n/a"; a benchmark that fails prints "fail". The results,
+every repetition included, go to --json (default bench/results/latest.json).
+
+--smoke is the CTest smoke test: --tiny inputs, one run, no runsc; exit status 1 if a benchmark
+fails natively or under sentry-run. Without --smoke only a native failure gives status 1.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import benchmarks, columns, measure, report, workdir  # noqa: E402
+
+MEMORY_ROW = "peak RSS (sleep 1)"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=5, help="repetitions per cell (default 5)")
+    p.add_argument("--quick", action="store_true", help="one repetition (same as --runs=1)")
+    p.add_argument("--tiny", action="store_true", help="tiny inputs (to try the harness)")
+    p.add_argument("--smoke", action="store_true",
+                   help="CTest smoke test: --tiny, one run, no runsc, strict exit status")
+    p.add_argument("--only", help="comma-separated benchmark names or prefixes to run")
+    p.add_argument("--no-runsc", action="store_true", help="leave out the runsc column")
+    p.add_argument("--build-dir", default=os.path.join(REPO, "build"))
+    p.add_argument("--no-build", action="store_true", help="use --build-dir as it is")
+    p.add_argument("--json", default=os.path.join(REPO, "bench", "results", "latest.json"))
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds before one run is killed (default 300, smoke 30)")
+    args = p.parse_args()
+    args.build_dir = os.path.abspath(args.build_dir)
+    if args.quick or args.smoke:
+        args.runs = 1
+    if args.timeout is None:
+        args.timeout = 30 if args.smoke else 300
+    return args
+
+
+def build(build_dir):
+    if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
+        subprocess.run(["cmake", "-S", REPO, "-B", build_dir, "-G", "Ninja"], check=True)
+    subprocess.run(["cmake", "--build", build_dir, "--target", "bench", "-j2"], check=True)
+
+
+def wanted(name, only):
+    """Whether --only (comma-separated names or prefixes) selects the benchmark `name`."""
+    return not only or any(name.startswith(w.strip()) for w in only.split(","))
+
+
+def check_output(bench, cells):
+    """Marks a sandbox repetition as failed when its stdout differs from native's."""
+    native = cells["native"]
+    for name, runs in cells.items():
+        for n, c in zip(native, runs):
+            if name != "native" and c.value is not None and n.value is not None \
+                    and c.stdout != n.stdout:
+                c.value = None
+                c.error = f"stdout {c.stdout.strip()[:60]!r} != native {n.stdout.strip()[:60]!r}"
+
+
+def run_benchmark(bench, cols, ctx, args):
+    """All repetitions of one benchmark; each repetition runs every column back to back."""
+    if bench.prepare:
+        bench.prepare(ctx)
+    cells = {c.name: [] for c in cols if not c.unavailable}
+    for rep in range(args.runs):
+        for column in cols:
+            if column.unavailable:
+                continue
+            cell = measure.run_cell(bench, column, ctx, args.timeout)
+            cells[column.name].append(cell)
+            shown = f"{cell.value:.4g} {bench.unit}" if cell.value is not None else cell.error
+            print(f"  {bench.name} [{column.name}] #{rep + 1}: {shown}", file=sys.stderr)
+    if bench.same_output:
+        check_output(bench, cells)
+    return report.summarize(bench, cols, cells)
+
+
+def memory_row(cols, args):
+    """Peak RSS of the sandbox's own processes (Sentry + gofer) for a `sleep 1` guest."""
+    row = {"benchmark": MEMORY_ROW, "unit": "MiB", "higher_is_better": False,
+           "columns": {}}
+    for column in cols:
+        if column.name == "native" or column.unavailable:
+            row["columns"][column.name] = {"unavailable": column.unavailable or "no sandbox"}
+            continue
+        values, errors, detail = [], [], []
+        for _ in range(args.runs):
+            try:
+                mib, per_process = measure.peak_memory_mib(column, args.timeout)
+                values.append(mib)
+                detail.append(per_process)
+            except RuntimeError as e:
+                errors.append(str(e))
+        median = sorted(values)[len(values) // 2] if values else None
+        row["columns"][column.name] = {"values": values, "median": median, "errors": errors,
+                                       "per_process_kib": detail}
+        print(f"  peak RSS [{column.name}]: {values} MiB {errors or ''}", file=sys.stderr)
+    return row
+
+
+def machine():
+    with open("/proc/cpuinfo") as f:
+        model = next((line.split(":", 1)[1].strip() for line in f
+                      if line.startswith("model name")), "?")
+    try:
+        distro = platform.freedesktop_os_release().get("PRETTY_NAME", "?")
+    except (AttributeError, OSError):
+        distro = "?"
+    return {"cpus": os.cpu_count(), "cpu_model": model, "kernel": platform.release(),
+            "os": distro, "load_average_at_start": os.getloadavg()}
+
+
+def main():
+    args = parse_args()
+    host = machine()
+    if not args.no_build:
+        build(args.build_dir)
+    sentry_run = os.path.join(args.build_dir, "bin", "sentry-run")
+    cols = columns.all_columns(sentry_run, with_runsc=not (args.no_runsc or args.smoke))
+    for column in cols:
+        column.probe()
+        print(f"column {column.name}: {column.unavailable or 'ok'}", file=sys.stderr)
+    size = "tiny" if args.tiny or args.smoke else "full"
+    rows = []
+    with workdir.WorkDir() as work:
+        print(f"work directory: {work.path} on {work.fs}", file=sys.stderr)
+        ctx = benchmarks.Context(programs=os.path.join(args.build_dir, "bench"), tmp=work.path,
+                                 size=benchmarks.SIZES[size])
+        for bench in benchmarks.all_benchmarks():
+            if not wanted(bench.name, args.only):
+                continue
+            rows.append(run_benchmark(bench, cols, ctx, args))
+    if wanted(MEMORY_ROW, args.only):
+        rows.append(memory_row(cols, args))
+
+    meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "runs": args.runs, "sizes": size, "machine": host, "work_directory": work.fs,
+            "load_average_at_end": os.getloadavg(),
+            "columns": {c.name: c.unavailable or "ok" for c in cols}}
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    report.write_json(args.json, meta, rows)
+    print(report.table(rows, cols))
+    notes = report.notes(rows, cols)
+    if notes:
+        print("\n" + notes)
+    print(f"\n{args.runs} run(s) per cell, median; (Nx) = median of paired ratios to native, "
+          f"cost-wise (higher is slower). JSON: {args.json}")
+    return exit_status(rows, args.smoke)
+
+
+def exit_status(rows, strict):
+    """1 if a benchmark failed natively (the harness or the host is broken), or, when strict,
+    under sentry-run; runsc's failures are runsc's."""
+    for row in rows:
+        for name, entry in row["columns"].items():
+            if "unavailable" in entry:
+                continue
+            failed = entry["errors"] or entry["median"] is None
+            if failed and (name == "native" or (strict and name.startswith("sentry"))):
+                return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
