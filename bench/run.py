@@ -18,6 +18,7 @@ import argparse
 import datetime
 import os
 import platform
+import statistics
 import subprocess
 import sys
 
@@ -107,7 +108,7 @@ def memory_row(cols, args):
                 detail.append(per_process)
             except RuntimeError as e:
                 errors.append(str(e))
-        median = sorted(values)[len(values) // 2] if values else None
+        median = statistics.median(values) if values else None
         row["columns"][column.name] = {"values": values, "median": median, "errors": errors,
                                        "per_process_kib": detail}
         print(f"  peak RSS [{column.name}]: {values} MiB {errors or ''}", file=sys.stderr)
@@ -154,8 +155,10 @@ def main():
             "load_average_at_end": os.getloadavg(),
             "columns": {c.name: c.unavailable or "ok" for c in cols}}
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    report.write_json(args.json, meta, rows)
+    geomeans = report.workload_geomeans(rows, cols)
+    report.write_json(args.json, meta, rows, {"real_workload_geomean_ratio": geomeans})
     print(report.table(rows, cols))
+    print(report.geomean_line(geomeans))
     notes = report.notes(rows, cols)
     if notes:
         print("\n" + notes)

@@ -33,6 +33,14 @@ std::string FilePath(Task& t, const vfs::FileRef& f);
 // A guest timespec, validated (EINVAL for bad nanoseconds).
 Result<absl::Duration> CopyInDuration(Task& t, GuestAddr addr);
 
+// Installs the guest sigset at `mask_addr` (if not null) as the mask for the rest of this
+// syscall (ppoll, pselect6, epoll_pwait); the old mask comes back after any handler runs.
+Result<void> SetTemporarySignalMask(Task& t, GuestAddr mask_addr);
+
+// Before a write to `f`: a writer without CAP_FSETID clears set-user-ID, and set-group-ID
+// when group execute is set, as Linux's file_remove_privs.
+Result<void> RemovePrivsForWrite(Task& t, const vfs::FileRef& f);
+
 // Sends SIGPIPE to the calling thread (write to a pipe with no reader).
 void RaiseSigpipe(Task& t);
 

@@ -4,6 +4,7 @@
 
 #include "syscalls/common.h"
 #include "vfs/lock.h"
+#include "vfs/memfd.h"
 #include "vfs/pipe.h"
 #include <sys/file.h>
 
@@ -176,6 +177,11 @@ Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg) {
       if (!S_ISFIFO(st.st_mode)) return Errno(EBADF);
       return 65536;
     }
+    case F_ADD_SEALS:
+      SENTRY_TRY(vfs::AddSeals(e.file, static_cast<uint32_t>(arg)));
+      return 0;
+    case F_GET_SEALS:
+      return SENTRY_TRY(vfs::GetSeals(e.file));
     default:
       return Errno(EINVAL);
   }

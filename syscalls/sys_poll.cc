@@ -119,6 +119,10 @@ Result<uint64_t> SelectCommon(Task& t, int nfds, GuestAddr r, GuestAddr w, Guest
 
 }  // namespace
 
+Result<void> SetTemporarySignalMask(Task& t, GuestAddr mask_addr) {
+  return SetTempMask(t, mask_addr);
+}
+
 Result<uint64_t> SysPoll(Task& t, GuestAddr fds, uint64_t nfds, int timeout_ms) {
   absl::Time d = timeout_ms < 0 ? absl::InfiniteFuture() : absl::Now() + absl::Milliseconds(timeout_ms);
   auto r = PollCommon(t, fds, nfds, d);

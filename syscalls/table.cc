@@ -175,6 +175,20 @@ Result<uint64_t> SysSetresuid(Task& t, uint32_t r, uint32_t e, uint32_t s);
 Result<uint64_t> SysSetresgid(Task& t, uint32_t r, uint32_t e, uint32_t s);
 Result<uint64_t> SysSetgroups(Task& t, int size, GuestAddr list);
 Result<uint64_t> SysPreadv(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off);
+Result<uint64_t> SysEpollCreate(Task& t, int size);
+Result<uint64_t> SysEpollCreate1(Task& t, int flags);
+Result<uint64_t> SysEpollCtl(Task& t, int epfd, int op, int fd, GuestAddr event);
+Result<uint64_t> SysEpollWait(Task& t, int epfd, GuestAddr events, int maxevents, int timeout);
+Result<uint64_t> SysEpollPwait(Task& t, int epfd, GuestAddr events, int maxevents, int timeout, GuestAddr sigmask, size_t sigsetsize);
+Result<uint64_t> SysEpollPwait2(Task& t, int epfd, GuestAddr events, int maxevents, GuestAddr timeout, GuestAddr sigmask, size_t sigsetsize);
+Result<uint64_t> SysEventfd(Task& t, uint32_t initval);
+Result<uint64_t> SysEventfd2(Task& t, uint32_t initval, int flags);
+Result<uint64_t> SysTimerfdCreate(Task& t, int clock, int flags);
+Result<uint64_t> SysTimerfdSettime(Task& t, int fd, int flags, GuestAddr new_addr, GuestAddr old_addr);
+Result<uint64_t> SysTimerfdGettime(Task& t, int fd, GuestAddr cur_addr);
+Result<uint64_t> SysSignalfd(Task& t, int fd, GuestAddr mask_addr, size_t sizemask);
+Result<uint64_t> SysSignalfd4(Task& t, int fd, GuestAddr mask_addr, size_t sizemask, int flags);
+Result<uint64_t> SysMemfdCreate(Task& t, GuestAddr name_addr, unsigned flags);
 Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off);
 
 namespace {
@@ -398,7 +412,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(210, "io_cancel", ""),
     UNIMPL(211, "get_thread_area", ""),
     UNIMPL(212, "lookup_dcookie", ""),
-    UNIMPL(213, "epoll_create", ""),
+    FULL(213, "epoll_create", SysEpollCreate, Arg::kInt),
     UNIMPL(214, "epoll_ctl_old", ""),
     UNIMPL(215, "epoll_wait_old", ""),
     UNIMPL(216, "remap_file_pages", ""),
@@ -417,8 +431,8 @@ constexpr SyscallEntry kTable[] = {
     FULL(229, "clock_getres", SysClockGetres, Arg::kInt, Arg::kPtr),
     FULL(230, "clock_nanosleep", SysClockNanosleep, Arg::kInt, Arg::kHex, Arg::kPtr, Arg::kPtr),
     FULL(231, "exit_group", SysExitGroup, Arg::kInt),
-    UNIMPL(232, "epoll_wait", ""),
-    UNIMPL(233, "epoll_ctl", ""),
+    PARTIAL(232, "epoll_wait", SysEpollWait, "EPOLLEXCLUSIVE is accepted but wakes every waiter; stdio host fds are polled every 10ms", Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt),
+    PARTIAL(233, "epoll_ctl", SysEpollCtl, "EPOLLEXCLUSIVE is accepted but not exclusive; EPOLLWAKEUP is ignored", Arg::kFd, Arg::kInt, Arg::kFd, Arg::kPtr),
     FULL(234, "tgkill", SysTgkill, Arg::kInt, Arg::kInt, Arg::kSig),
     FULL(235, "utimes", SysUtimes, Arg::kStr, Arg::kPtr),
     UNIMPL(236, "vserver", ""),
@@ -466,17 +480,17 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(278, "vmsplice", ""),
     UNIMPL(279, "move_pages", ""),
     FULL(280, "utimensat", SysUtimensat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kHex),
-    UNIMPL(281, "epoll_pwait", ""),
-    UNIMPL(282, "signalfd", ""),
-    UNIMPL(283, "timerfd_create", ""),
-    UNIMPL(284, "eventfd", ""),
+    PARTIAL(281, "epoll_pwait", SysEpollPwait, "EPOLLEXCLUSIVE is accepted but wakes every waiter; stdio host fds are polled every 10ms", Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kUint),
+    FULL(282, "signalfd", SysSignalfd, Arg::kFd, Arg::kPtr, Arg::kUint),
+    PARTIAL(283, "timerfd_create", SysTimerfdCreate, "the _ALARM clocks act as their plain clocks; no TFD_IOC_SET_TICKS", Arg::kInt, Arg::kHex),
+    FULL(284, "eventfd", SysEventfd, Arg::kUint),
     PARTIAL(285, "fallocate", SysFallocate, "tmpfs: only mode 0 and FALLOC_FL_KEEP_SIZE", Arg::kFd, Arg::kHex, Arg::kInt, Arg::kInt),
-    UNIMPL(286, "timerfd_settime", ""),
-    UNIMPL(287, "timerfd_gettime", ""),
+    PARTIAL(286, "timerfd_settime", SysTimerfdSettime, "TFD_TIMER_CANCEL_ON_SET is accepted; reads never get ECANCELED", Arg::kFd, Arg::kHex, Arg::kPtr, Arg::kPtr),
+    FULL(287, "timerfd_gettime", SysTimerfdGettime, Arg::kFd, Arg::kPtr),
     UNIMPL(288, "accept4", ""),
-    UNIMPL(289, "signalfd4", ""),
-    UNIMPL(290, "eventfd2", ""),
-    UNIMPL(291, "epoll_create1", ""),
+    FULL(289, "signalfd4", SysSignalfd4, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
+    FULL(290, "eventfd2", SysEventfd2, Arg::kUint, Arg::kHex),
+    FULL(291, "epoll_create1", SysEpollCreate1, Arg::kHex),
     FULL(292, "dup3", SysDup3, Arg::kFd, Arg::kFd, Arg::kHex),
     FULL(293, "pipe2", SysPipe2, Arg::kPtr, Arg::kHex),
     UNIMPL(294, "inotify_init1", ""),
@@ -504,7 +518,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(316, "renameat2", SysRenameat2, "RENAME_WHITEOUT unsupported; lower-layer directories: EXDEV", Arg::kFd, Arg::kStr, Arg::kFd, Arg::kStr, Arg::kHex),
     UNIMPL(317, "seccomp", ""),
     FULL(318, "getrandom", SysGetrandom, Arg::kPtr, Arg::kUint, Arg::kHex),
-    UNIMPL(319, "memfd_create", ""),
+    PARTIAL(319, "memfd_create", SysMemfdCreate, "tmpfs-backed: MAP_SHARED writable mappings are refused (EACCES); MFD_HUGETLB: EINVAL", Arg::kStr, Arg::kHex),
     UNIMPL(320, "kexec_file_load", ""),
     UNIMPL(321, "bpf", ""),
     UNIMPL(322, "execveat", ""),
@@ -537,7 +551,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(438, "pidfd_getfd", ""),
     FULL(439, "faccessat2", SysFaccessat2, Arg::kFd, Arg::kStr, Arg::kOct, Arg::kHex),
     UNIMPL(440, "process_madvise", ""),
-    UNIMPL(441, "epoll_pwait2", ""),
+    PARTIAL(441, "epoll_pwait2", SysEpollPwait2, "EPOLLEXCLUSIVE is accepted but wakes every waiter; stdio host fds are polled every 10ms", Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kUint),
     UNIMPL(442, "mount_setattr", ""),
     UNIMPL(443, "quotactl_fd", ""),
     UNIMPL(444, "landlock_create_ruleset", ""),

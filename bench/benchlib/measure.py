@@ -79,12 +79,14 @@ def run_cell(bench, column, ctx, timeout_s):
     return cell
 
 
-# Peak memory. sentry-run is the Sentry; it starts the gofer (the `sentry` binary) as its
-# child; the guest's processes are sentry-stub processes and are not counted. runsc do starts
-# runsc-sandbox (`runsc boot`, the Sentry) and runsc-gofer; `runsc do` itself (a launcher that
-# waits) and the ptrace stubs (processes that runsc-sandbox traces) are not counted.
-ROLES = {"sentry-run": "sentry", "sentry": "gofer", "runsc-sandbox": "sentry",
-         "runsc-gofer": "gofer"}
+# Peak memory. sentry-run is the Sentry; the gofer is its child (forked, and named
+# sentry-gofer; an older build exec'd the `sentry` binary); the guest's processes are
+# sentry-stub processes and are not counted. runsc do starts runsc-sandbox (`runsc boot`, the
+# Sentry) and runsc-gofer; `runsc do` itself (a launcher that waits) and the ptrace stubs
+# (processes that runsc-sandbox traces) are not counted. A process is known by its name (comm)
+# or else its argv[0].
+ROLES = {"sentry-gofer": "gofer", "sentry-run": "sentry", "sentry": "gofer",
+         "runsc-sandbox": "sentry", "runsc-gofer": "gofer"}
 
 
 def _descendants(root):
@@ -109,7 +111,7 @@ def _descendants(root):
 
 def _role(pid):
     """Returns (role, VmHWM in KiB) if the process counts toward the sandbox's memory, else
-    None. A process is known by its argv[0]; a traced one is a guest stub."""
+    None. A traced process is a guest stub."""
     try:
         with open(f"/proc/{pid}/status") as f:
             fields = dict(line.split(":", 1) for line in f if ":" in line)
@@ -117,9 +119,11 @@ def _role(pid):
             argv0 = os.path.basename(f.read().split(b"\0")[0].decode(errors="replace"))
     except OSError:
         return None  # gone
-    if argv0 not in ROLES or fields.get("TracerPid", "0").strip() != "0":
+    name = fields.get("Name", "").strip()
+    role = ROLES.get(name) or ROLES.get(argv0)
+    if role is None or fields.get("TracerPid", "0").strip() != "0":
         return None
-    return ROLES[argv0], int(fields.get("VmHWM", "0 kB").split()[0])
+    return role, int(fields.get("VmHWM", "0 kB").split()[0])
 
 
 def peak_memory_mib(column, timeout_s):

@@ -7,6 +7,7 @@ median of those pairs is reported, so a slow moment of the machine hits both sid
 """
 
 import json
+import math
 import statistics
 
 
@@ -20,7 +21,8 @@ def summarize(bench, columns, cells):
     """cells[column name] is the list of Cells of the repetitions. Returns one JSON-ready row:
     per column, the values, their median, the paired ratios and their median, the errors."""
     row = {"benchmark": bench.name, "unit": bench.unit,
-           "higher_is_better": bench.higher_is_better, "columns": {}}
+           "higher_is_better": bench.higher_is_better, "real_workload": bench.real_workload,
+           "columns": {}}
     native = cells.get("native", [])
     for column in columns:
         runs = cells.get(column.name)
@@ -37,6 +39,27 @@ def summarize(bench, columns, cells):
             entry["median_ratio"] = statistics.median(pairs) if pairs else None
         row["columns"][column.name] = entry
     return row
+
+
+def workload_geomeans(rows, columns):
+    """Per sandbox column, the geometric mean of the real workloads' median ratios, or None
+    when one of them has no ratio (it failed, or the column is n/a)."""
+    means = {}
+    for column in columns:
+        if column.name == "native":
+            continue
+        ratios = [row["columns"][column.name].get("median_ratio") for row in rows
+                  if row.get("real_workload")]
+        if ratios and all(ratios):
+            means[column.name] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        else:
+            means[column.name] = None
+    return means
+
+
+def geomean_line(means):
+    parts = [f"{name} {_number(m)}x" if m else f"{name} n/a" for name, m in means.items()]
+    return "real workloads, geometric mean of the ratios: " + ", ".join(parts)
 
 
 def _number(x):
@@ -88,7 +111,7 @@ def notes(rows, columns):
     return "\n".join(out)
 
 
-def write_json(path, meta, rows):
+def write_json(path, meta, rows, summary):
     with open(path, "w") as f:
-        json.dump({"meta": meta, "results": rows}, f, indent=1)
+        json.dump({"meta": meta, "results": rows, "summary": summary}, f, indent=1)
         f.write("\n")

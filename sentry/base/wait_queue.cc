@@ -74,28 +74,69 @@ void Waiter::Clear() {
   notified_ = false;
 }
 
+WaitQueue::WaitQueue() : state_(std::make_shared<State>()) {}
+
 void WaitQueue::Add(Waiter* w, EventMask mask) {
-  absl::MutexLock l(&mu_);
-  entries_.push_back({w, mask});
+  absl::MutexLock l(&state_->mu);
+  state_->entries.push_back({w, nullptr, mask});
 }
 
 void WaitQueue::Remove(Waiter* w) {
-  absl::MutexLock l(&mu_);
-  auto it = std::find_if(entries_.begin(), entries_.end(),
+  absl::MutexLock l(&state_->mu);
+  auto& entries = state_->entries;
+  auto it = std::find_if(entries.begin(), entries.end(),
                          [w](const Entry& e) { return e.waiter == w; });
-  if (it != entries_.end()) entries_.erase(it);
+  if (it != entries.end()) entries.erase(it);
 }
 
 void WaitQueue::Notify(EventMask events) {
-  absl::MutexLock l(&mu_);
-  for (const Entry& e : entries_) {
-    if (e.mask & events) e.waiter->Notify();
+  absl::MutexLock l(&state_->mu);
+  for (const Entry& e : state_->entries) {
+    if (!(e.mask & events)) continue;
+    if (e.callback) {
+      e.callback->OnNotify(events);
+    } else {
+      e.waiter->Notify();
+    }
   }
 }
 
 bool WaitQueue::Empty() {
-  absl::MutexLock l(&mu_);
-  return entries_.empty();
+  absl::MutexLock l(&state_->mu);
+  return state_->entries.empty();
+}
+
+WaitQueue::Registration WaitQueue::AddCallback(WaitCallback* cb, EventMask mask) {
+  {
+    absl::MutexLock l(&state_->mu);
+    state_->entries.push_back({nullptr, cb, mask});
+  }
+  Registration r;
+  r.state_ = state_;
+  r.callback_ = cb;
+  return r;
+}
+
+WaitQueue::Registration& WaitQueue::Registration::operator=(Registration&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    state_ = std::move(o.state_);
+    callback_ = std::exchange(o.callback_, nullptr);
+  }
+  return *this;
+}
+
+void WaitQueue::Registration::Reset() {
+  if (!state_) return;
+  {
+    absl::MutexLock l(&state_->mu);
+    auto& entries = state_->entries;
+    auto it = std::find_if(entries.begin(), entries.end(),
+                           [this](const Entry& e) { return e.callback == callback_; });
+    if (it != entries.end()) entries.erase(it);
+  }
+  state_.reset();
+  callback_ = nullptr;
 }
 
 }  // namespace sentry

@@ -5,10 +5,13 @@
 // Notify() between the check and the wait is never lost.
 //
 // Lock order: WaitQueue::mu_ may be taken while holding subsystem locks (pipe, futex);
-// Waiter::mu_ is a leaf.
+// Waiter::mu_ is a leaf. A WaitCallback runs under its queue's lock and may take the locks of
+// the subsystem it belongs to (epoll's ready list) and notify further queues.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -56,21 +59,61 @@ class Waiter {
   int event_fd_ = -1;  // created on first host-fd wait; owned by the waiting thread
 };
 
-class WaitQueue {
+// Code run by WaitQueue::Notify instead of waking a thread: how epoll hears that a file it
+// watches may have become ready. It runs on the notifying thread with the queue's lock held,
+// so it must be quick, never block and never touch the queue it is registered on.
+class WaitCallback {
  public:
+  virtual void OnNotify(EventMask events) = 0;
+
+ protected:
+  ~WaitCallback() = default;
+};
+
+class WaitQueue {
+  struct State;
+
+ public:
+  WaitQueue();
+  WaitQueue(const WaitQueue&) = delete;
+  WaitQueue& operator=(const WaitQueue&) = delete;
+
   void Add(Waiter* w, EventMask mask = kAllEvents);
   void Remove(Waiter* w);
-  // Wakes every waiter whose mask intersects `events`.
+  // Wakes every waiter, and runs every callback, whose mask intersects `events`.
   void Notify(EventMask events = kAllEvents);
   bool Empty();
 
+  // A callback's place on a queue, removed by Reset() or destruction; once that returns the
+  // callback is not running and will not run again. It may outlive the queue (an epoll
+  // registration outlives the file it watches): the entry list is shared with it.
+  class Registration {
+   public:
+    Registration() = default;
+    ~Registration() { Reset(); }
+    Registration(Registration&& o) noexcept
+        : state_(std::move(o.state_)), callback_(std::exchange(o.callback_, nullptr)) {}
+    Registration& operator=(Registration&& o) noexcept;
+    void Reset();
+
+   private:
+    friend class WaitQueue;
+    std::shared_ptr<State> state_;
+    WaitCallback* callback_ = nullptr;
+  };
+  [[nodiscard]] Registration AddCallback(WaitCallback* cb, EventMask mask = kAllEvents);
+
  private:
   struct Entry {
-    Waiter* waiter;
+    Waiter* waiter;  // exactly one of waiter and callback is set
+    WaitCallback* callback;
     EventMask mask;
   };
-  absl::Mutex mu_;
-  std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);
+  struct State {
+    absl::Mutex mu;
+    std::vector<Entry> entries ABSL_GUARDED_BY(mu);
+  };
+  const std::shared_ptr<State> state_;
 };
 
 // Registers a waiter on a queue for the lifetime of the object.

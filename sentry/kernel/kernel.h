@@ -144,6 +144,9 @@ class ThreadGroup {
 
   // Notified when a child changes state (exit, stop, continue). Not guarded.
   WaitQueue child_events;
+  // Notified (kEventIn) when a signal is queued to the group or one of its threads, blocked
+  // or not: what signalfd readers and pollers wait on. Not guarded.
+  WaitQueue signal_queued;
 };
 
 struct RestartBlock {

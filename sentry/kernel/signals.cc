@@ -135,6 +135,7 @@ void Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
       named != nullptr && ((named->mask_ | named->real_blocked_) & SigBit(info.signo)) != 0;
   if (!PrepareSignal(*this, tg, info.signo, blocked)) return;
   tg.pending.Enqueue(info);
+  tg.signal_queued.Notify(kEventIn);
   WakeForSignals(tg);
 }
 
@@ -143,6 +144,7 @@ void Kernel::SendTaskSignal(Task& t, const abi::SigInfo& info) {
   bool really_blocked = (t.mask_ | t.real_blocked_) & SigBit(info.signo);
   if (!PrepareSignal(*this, *t.tg_, info.signo, really_blocked)) return;
   t.pending_.Enqueue(info);
+  t.tg_->signal_queued.Notify(kEventIn);
   if (!blocked) t.Interrupt();
 }
 
