@@ -15,6 +15,8 @@ class AnonFile : public FileDescription {
   AnonFile(int flags, const char* kind) : FileDescription(flags), kind_(kind) {}
 
   Result<void> Stat(struct stat* st) override;
+  // Linux's noop_llseek: any seek succeeds and the position stays 0.
+  Result<uint64_t> Seek(int64_t, int) override { return uint64_t{0}; }
   std::string Name() const override { return std::string("anon_inode:") + kind_; }
 
  private:
