@@ -38,7 +38,10 @@ Result<uint64_t> SysOpenat(Task& t, int dirfd, GuestAddr path_addr, int flags, u
   if ((flags & O_TMPFILE) == O_TMPFILE) return Errno(EOPNOTSUPP);
   vfs::Context ctx = t.VfsContext();
   vfs::Path start = SENTRY_TRY(StartAt(t, ctx, dirfd, path));
-  auto f = SENTRY_TRY(t.kernel().vfs().Open(ctx, start, path, flags & ~O_CLOEXEC, mode));
+  // x86_64 forces O_LARGEFILE (0100000; glibc's O_LARGEFILE is 0 there); F_GETFL shows it.
+  constexpr int kForcedLargefile = 0100000;
+  int file_flags = (flags & ~O_CLOEXEC) | kForcedLargefile;
+  auto f = SENTRY_TRY(t.kernel().vfs().Open(ctx, start, path, file_flags, mode));
   return t.fds().Add(f, flags & O_CLOEXEC, 0, NofileLimit(t));
 }
 

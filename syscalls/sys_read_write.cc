@@ -70,6 +70,7 @@ Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t c
   count = std::min(count, kMaxRw);
   std::vector<uint8_t> data(count);
   SENTRY_TRY(t.CopyInBytes(buf, data));
+  SENTRY_TRY(RemovePrivsForWrite(t, f));
   auto r = off >= 0 ? f->PWrite(t, data, off) : f->Write(t, data);
   if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
   if (!r.ok()) return r.error();
@@ -77,6 +78,23 @@ Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t c
 }
 
 }  // namespace
+
+Result<void> RemovePrivsForWrite(Task& t, const vfs::FileRef& f) {
+  const vfs::InodeRef& ino = f->inode();
+  if (!ino || !S_ISREG(ino->Type())) return Ok();
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    if (t.tg().creds.fsuid == 0) return Ok();  // CAP_FSETID
+  }
+  struct stat st = SENTRY_TRY(ino->Stat());
+  uint32_t kill = st.st_mode & S_ISUID;
+  if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP)) kill |= S_ISGID;
+  if (!kill) return Ok();
+  vfs::SetAttrRequest req;
+  req.mask = vfs::kAttrMode;
+  req.mode = st.st_mode & 07777 & ~kill;
+  return ino->SetAttr(req);
+}
 
 Result<uint64_t> SysRead(Task& t, int fd, GuestAddr buf, size_t count) {
   auto f = SENTRY_TRY(GetFile(t, fd));
@@ -116,6 +134,7 @@ Result<uint64_t> SysWritev(Task& t, int fd, GuestAddr iov, int iovcnt) {
   auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
   if (!f->Writable()) return Errno(EBADF);
   std::vector<uint8_t> data = SENTRY_TRY(Gather(t, v));
+  SENTRY_TRY(RemovePrivsForWrite(t, f));
   auto r = f->Write(t, data);
   if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
   if (!r.ok()) return r.error();
@@ -139,6 +158,7 @@ Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t 
   if (off < 0) return Errno(EINVAL);
   if (!f->Writable()) return Errno(EBADF);
   std::vector<uint8_t> data = SENTRY_TRY(Gather(t, v));
+  SENTRY_TRY(RemovePrivsForWrite(t, f));
   return f->PWrite(t, data, off);
 }
 

@@ -59,7 +59,7 @@ Result<uint64_t> SysLstat(Task& t, GuestAddr path, GuestAddr buf) {
 
 Result<uint64_t> SysStatx(Task& t, int dirfd, GuestAddr path, int flags, uint32_t mask,
                           GuestAddr buf) {
-  (void)mask;
+  if (mask & STATX__RESERVED) return Errno(EINVAL);
   constexpr int kSyncMask = AT_STATX_FORCE_SYNC | AT_STATX_DONT_SYNC;
   if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | kSyncMask)) {
     return Errno(EINVAL);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "vfs/file.h"
+#include "vfs/vfs.h"
 
 namespace sentry::vfs {
 namespace {
@@ -28,6 +29,8 @@ class DirFile final : public FileDescription {
   }
 
   Result<size_t> GetDents(std::span<uint8_t> dst) override {
+    // A removed directory lists nothing, not even "." and "..".
+    if (dentry() && dentry()->deleted()) return Errno(ENOENT);
     absl::MutexLock l(&mu_);
     if (offset_ == 0 || !snapshot_loaded_) SENTRY_TRY(LoadLocked());
     size_t used = 0;

@@ -79,8 +79,15 @@ class FileDescription {
   // F_SETFL: only O_APPEND, O_NONBLOCK (and O_ASYNC, O_DIRECT, O_NOATIME) change.
   void SetStatusFlags(int flags);
   bool NonBlocking() const { return flags() & O_NONBLOCK; }
-  bool Readable() const { return (flags() & O_ACCMODE) != O_WRONLY; }
-  bool Writable() const { return (flags() & O_ACCMODE) != O_RDONLY; }
+  // Access mode 3 (O_RDWR|O_WRONLY) is neither readable nor writable, as on Linux.
+  bool Readable() const {
+    int acc = flags() & O_ACCMODE;
+    return acc == O_RDONLY || acc == O_RDWR;
+  }
+  bool Writable() const {
+    int acc = flags() & O_ACCMODE;
+    return acc == O_WRONLY || acc == O_RDWR;
+  }
 
  protected:
   mutable absl::Mutex mu_;

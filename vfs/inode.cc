@@ -1,6 +1,7 @@
 #include "vfs/inode.h"
 
 #include <dirent.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 
 #include "vfs/file.h"
@@ -48,6 +49,13 @@ Result<struct statfs> Inode::StatFs() {
   s.f_bsize = 4096;
   s.f_frsize = 4096;
   s.f_namelen = 255;
+  // Sized as Linux sizes a tmpfs by default: half the RAM. Use is not accounted.
+  struct sysinfo si {};
+  if (sysinfo(&si) == 0) {
+    s.f_blocks = static_cast<uint64_t>(si.totalram) * si.mem_unit / 2 / 4096;
+    s.f_bfree = s.f_bavail = s.f_blocks;
+    s.f_files = s.f_ffree = static_cast<uint64_t>(si.totalram) * si.mem_unit / 2 / 8192;
+  }
   return s;
 }
 Result<std::string> Inode::GetXattr(const std::string&) { return Errno(ENODATA); }

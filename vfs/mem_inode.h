@@ -11,12 +11,15 @@ namespace sentry::vfs {
 // Device number and inode numbers of one in-memory file system instance.
 class MemSuper {
  public:
-  MemSuper();
+  // `magic` is statfs's f_type (TMPFS_MAGIC unless given).
+  explicit MemSuper(uint32_t magic = 0x01021994);
   dev_t dev() const { return dev_; }
+  uint32_t magic() const { return magic_; }
   uint64_t NextIno() { return next_ino_.fetch_add(1); }
 
  private:
   dev_t dev_;
+  uint32_t magic_;
   std::atomic<uint64_t> next_ino_{2};
 };
 using MemSuperRef = std::shared_ptr<MemSuper>;
@@ -28,6 +31,7 @@ class MemInode : public Inode {
   uint32_t Type() const override { return type_; }
   Result<struct stat> Stat() override;
   Result<void> SetAttr(const SetAttrRequest& req) override;
+  Result<struct statfs> StatFs() override;
 
   uint64_t ino() const { return ino_; }
   const MemSuperRef& super() const { return sb_; }
@@ -35,9 +39,15 @@ class MemInode : public Inode {
 
  protected:
   virtual uint64_t SizeLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return 0; }
+  // st_blocks (512-byte units); by default the size rounded up to whole pages.
+  virtual uint64_t BlocksLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return (SizeLocked() + 4095) / 4096 * 8;
+  }
   virtual Result<void> TruncateLocked(uint64_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Updates mtime and ctime to now (contents changed).
   void ModifiedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A read: updates atime with relatime rules (older than mtime or ctime, or a day old).
+  void AccessedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   uint32_t mode_ ABSL_GUARDED_BY(mu_);  // permission bits

@@ -157,9 +157,10 @@ std::shared_ptr<Pipe> NewFifoPipe() {
   return std::make_shared<Pipe>(g_next_pipe_id.fetch_add(1));
 }
 
-FileRef OpenFifo(const std::shared_ptr<Pipe>& pipe, int flags) {
+Result<FileRef> OpenFifo(const std::shared_ptr<Pipe>& pipe, int flags) {
   int acc = flags & O_ACCMODE;
-  return std::make_shared<PipeEnd>(pipe, acc != O_WRONLY, acc != O_RDONLY, flags);
+  if (acc == O_ACCMODE) return Errno(EINVAL);  // neither end: Linux's fifo_open refuses
+  return FileRef(std::make_shared<PipeEnd>(pipe, acc != O_WRONLY, acc != O_RDONLY, flags));
 }
 
 }  // namespace sentry::vfs

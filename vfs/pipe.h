@@ -43,6 +43,6 @@ std::pair<FileRef, FileRef> NewPipe(int flags);
 // FIFOs (mkfifo): the pipe lives with the inode; each open makes an end. Opening does not
 // wait for the other side (Linux blocks a lone O_RDONLY/O_WRONLY open; not done yet).
 std::shared_ptr<Pipe> NewFifoPipe();
-FileRef OpenFifo(const std::shared_ptr<Pipe>& pipe, int flags);
+Result<FileRef> OpenFifo(const std::shared_ptr<Pipe>& pipe, int flags);
 
 }  // namespace sentry::vfs

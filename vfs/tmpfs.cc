@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 
@@ -19,7 +20,16 @@ std::atomic<uint32_t> g_next_minor{1};
 
 }  // namespace
 
-MemSuper::MemSuper() : dev_(makedev(0, 100 + g_next_minor.fetch_add(1))) {}
+MemSuper::MemSuper(uint32_t magic)
+    : dev_(makedev(0, 100 + g_next_minor.fetch_add(1))), magic_(magic) {}
+
+Result<struct statfs> MemInode::StatFs() {
+  struct statfs s = SENTRY_TRY(Inode::StatFs());
+  s.f_type = sb_->magic();
+  s.f_fsid.__val[0] = static_cast<int>(sb_->dev());
+  if (s.f_type != 0x01021994) s.f_blocks = s.f_bfree = s.f_bavail = s.f_files = s.f_ffree = 0;
+  return s;
+}
 
 MemInode::MemInode(MemSuperRef sb, uint32_t mode, uint32_t uid, uint32_t gid)
     : mode_(mode & 07777),
@@ -44,7 +54,7 @@ Result<struct stat> MemInode::Stat() {
   st.st_rdev = rdev_;
   st.st_size = static_cast<off_t>(SizeLocked());
   st.st_blksize = 4096;
-  st.st_blocks = static_cast<blkcnt_t>((st.st_size + 4095) / 4096 * 8);
+  st.st_blocks = static_cast<blkcnt_t>(BlocksLocked());
   st.st_atim = atime_;
   st.st_mtim = mtime_;
   st.st_ctim = ctime_;
@@ -54,6 +64,17 @@ Result<struct stat> MemInode::Stat() {
 Result<void> MemInode::TruncateLocked(uint64_t) { return Errno(EINVAL); }
 
 void MemInode::ModifiedLocked() { mtime_ = ctime_ = NowTimespec(); }
+
+void MemInode::AccessedLocked() {
+  auto not_after = [](const struct timespec& a, const struct timespec& b) {
+    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec <= b.tv_nsec);
+  };
+  struct timespec now = NowTimespec();
+  if (not_after(atime_, mtime_) || not_after(atime_, ctime_) ||
+      now.tv_sec - atime_.tv_sec >= 24 * 3600) {
+    atime_ = now;
+  }
+}
 
 void MemInode::AdjustLinks(int delta) {
   absl::MutexLock l(&mu_);
@@ -79,7 +100,8 @@ Result<void> MemInode::SetAttr(const SetAttrRequest& req) {
 
 namespace {
 
-// A regular file's bytes.
+// A regular file's bytes, kept sparse: only pages that were written (or fallocated) hold
+// memory, so a truncate-grown file costs nothing and st_blocks counts the pages in use.
 class TmpfsFile final : public MemInode {
  public:
   using MemInode::MemInode;
@@ -88,42 +110,97 @@ class TmpfsFile final : public MemInode {
 
   Result<size_t> ReadAt(std::span<uint8_t> dst, uint64_t off) {
     absl::MutexLock l(&mu_);
-    if (off >= data_.size()) return size_t{0};
-    size_t n = std::min<size_t>(dst.size(), data_.size() - off);
-    memcpy(dst.data(), data_.data() + off, n);
+    if (!dst.empty()) AccessedLocked();
+    if (off >= size_) return size_t{0};
+    size_t n = std::min<uint64_t>(dst.size(), size_ - off);
+    for (size_t done = 0; done < n;) {
+      uint64_t pos = off + done;
+      size_t in = pos % kPage;
+      size_t chunk = std::min<size_t>(kPage - in, n - done);
+      auto it = pages_.find(pos / kPage);
+      if (it == pages_.end()) {
+        memset(dst.data() + done, 0, chunk);
+      } else {
+        memcpy(dst.data() + done, it->second->data() + in, chunk);
+      }
+      done += chunk;
+    }
     return n;
   }
   // Writes at `off`, or at the end if `append`; returns the offset after the write.
   Result<uint64_t> WriteAt(std::span<const uint8_t> src, uint64_t off, bool append) {
     absl::MutexLock l(&mu_);
-    if (append) off = data_.size();
-    if (off + src.size() < off || off + src.size() > (uint64_t{1} << 40)) return Errno(EFBIG);
-    if (off + src.size() > data_.size()) data_.resize(off + src.size());
-    memcpy(data_.data() + off, src.data(), src.size());
+    if (append) off = size_;
+    if (off + src.size() < off || off + src.size() > kMaxSize) return Errno(EFBIG);
+    for (size_t done = 0; done < src.size();) {
+      uint64_t pos = off + done;
+      size_t in = pos % kPage;
+      size_t chunk = std::min<size_t>(kPage - in, src.size() - done);
+      memcpy(PageLocked(pos / kPage).data() + in, src.data() + done, chunk);
+      done += chunk;
+    }
+    size_ = std::max<uint64_t>(size_, off + src.size());
     if (!src.empty()) ModifiedLocked();
     return off + src.size();
   }
   uint64_t Size() {
     absl::MutexLock l(&mu_);
-    return data_.size();
+    return size_;
   }
   Result<void> Allocate(uint64_t off, uint64_t len, bool keep_size) {
     absl::MutexLock l(&mu_);
-    if (!keep_size && off + len > data_.size()) data_.resize(off + len);
+    if (off + len < off || off + len > kMaxSize) return Errno(EFBIG);
+    for (uint64_t p = off / kPage; p < (off + len + kPage - 1) / kPage; p++) PageLocked(p);
+    if (!keep_size) size_ = std::max(size_, off + len);
     ModifiedLocked();
     return Ok();
   }
+  // lseek SEEK_DATA / SEEK_HOLE at page granularity, as Linux tmpfs.
+  Result<uint64_t> SeekDataOrHole(uint64_t off, bool hole) {
+    absl::MutexLock l(&mu_);
+    if (off >= size_) return Errno(ENXIO);
+    uint64_t idx = off / kPage;
+    if (!hole) {
+      auto it = pages_.lower_bound(idx);
+      if (it == pages_.end()) return Errno(ENXIO);
+      uint64_t at = std::max(off, it->first * kPage);
+      if (at >= size_) return Errno(ENXIO);
+      return at;
+    }
+    while (pages_.count(idx)) idx++;
+    return std::min(size_, std::max(off, idx * kPage));
+  }
 
  protected:
-  uint64_t SizeLocked() const override { return data_.size(); }
+  uint64_t SizeLocked() const override { return size_; }
+  uint64_t BlocksLocked() const override { return pages_.size() * (kPage / 512); }
   Result<void> TruncateLocked(uint64_t size) override {
-    if (size > (uint64_t{1} << 40)) return Errno(EFBIG);
-    data_.resize(size);
+    if (size > kMaxSize) return Errno(EFBIG);
+    if (size < size_) {
+      pages_.erase(pages_.lower_bound((size + kPage - 1) / kPage), pages_.end());
+      // The cut-off bytes of a partial last page must read as zeros if the file grows.
+      if (auto it = pages_.find(size / kPage); it != pages_.end()) {
+        memset(it->second->data() + size % kPage, 0, kPage - size % kPage);
+      }
+    }
+    size_ = size;
     return Ok();
   }
 
  private:
-  std::vector<uint8_t> data_ ABSL_GUARDED_BY(mu_);
+  static constexpr uint64_t kPage = 4096;
+  static constexpr uint64_t kMaxSize = uint64_t{1} << 40;
+  using Page = std::array<uint8_t, kPage>;
+
+  // The page at index `idx`, allocated (zeroed) on first use.
+  Page& PageLocked(uint64_t idx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto& slot = pages_[idx];
+    if (!slot) slot = std::make_unique<Page>();
+    return *slot;
+  }
+
+  std::map<uint64_t, std::unique_ptr<Page>> pages_ ABSL_GUARDED_BY(mu_);  // by page index
+  uint64_t size_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class TmpfsFileDescription final : public FileDescription {
@@ -164,14 +241,10 @@ class TmpfsFileDescription final : public FileDescription {
       case SEEK_CUR: base = static_cast<int64_t>(offset_); break;
       case SEEK_END: base = size; break;
       case SEEK_DATA:
-        if (off < 0 || off >= size) return Errno(ENXIO);
-        base = 0;
-        break;
       case SEEK_HOLE:
-        if (off < 0 || off >= size) return Errno(ENXIO);
-        base = 0;
-        off = size;
-        break;
+        if (off < 0) return Errno(ENXIO);
+        offset_ = SENTRY_TRY(file_->SeekDataOrHole(off, whence == SEEK_HOLE));
+        return offset_;
       default: return Errno(EINVAL);
     }
     if (base + off < 0) return Errno(EINVAL);

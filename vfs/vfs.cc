@@ -255,12 +255,12 @@ Result<FileRef> Vfs::Open(const Context& ctx, const Path& start, const std::stri
   InodeRef ino = SENTRY_TRY(parent.inode()->Mknod(last, S_IFREG | perm, 0, ctx.creds));
   DentryRef d = SENTRY_TRY(Child(parent.d, last));
   // The creator may use the new file in any access mode, whatever its permission bits.
-  FileRef f = SENTRY_TRY(ino->Open(flags & ~(O_CREAT | O_EXCL | O_TRUNC)));
+  FileRef f = SENTRY_TRY(ino->Open(flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)));
   f->set_location(parent.mnt, d, ino);
   return f;
 }
 
-Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags) {
+Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags, bool exec) {
   const InodeRef& ino = p.inode();
   if (flags & O_PATH) {
     if ((flags & O_DIRECTORY) && !ino->IsDir()) return Errno(ENOTDIR);
@@ -268,15 +268,15 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags) {
     f->set_location(p.mnt, p.d, ino);
     return f;
   }
+  // Access mode 3 checks both permissions but allows neither reading nor writing.
   int acc = flags & O_ACCMODE;
-  if (acc == O_ACCMODE) return Errno(EINVAL);
   if (ino->IsSymlink()) return Errno(ELOOP);
   if ((flags & O_DIRECTORY) && !ino->IsDir()) return Errno(ENOTDIR);
   if (ino->IsDir() && (acc != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))) return Errno(EISDIR);
   bool write = acc != O_RDONLY;
   int want = (acc != O_WRONLY ? kMayRead : 0) | (write ? kMayWrite : 0);
   auto st = SENTRY_TRY(StatOf(ino));
-  SENTRY_TRY(CheckPermission(ctx.creds, st, want));
+  if (!exec) SENTRY_TRY(CheckPermission(ctx.creds, st, want));
   bool regular = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
   if (write && regular && p.mnt->read_only()) return Errno(EROFS);
   // O_TRUNC truncates even with O_RDONLY, given write permission.
@@ -289,8 +289,9 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags) {
     req.mask = kAttrSize;
     SENTRY_TRY(ino->SetAttr(req));
   }
-  FileRef f = ino->IsDir() ? NewDirFile(flags & ~(O_CREAT | O_EXCL | O_TRUNC), ino, 0)
-                           : SENTRY_TRY(ino->Open(flags & ~(O_CREAT | O_EXCL | O_TRUNC)));
+  constexpr int kOpenOnly = O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY;  // not kept in F_GETFL
+  FileRef f = ino->IsDir() ? NewDirFile(flags & ~kOpenOnly, ino, 0)
+                           : SENTRY_TRY(ino->Open(flags & ~kOpenOnly));
   f->set_location(p.mnt, p.d, ino);
   return f;
 }
@@ -484,6 +485,11 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
       if (!both_now) return Errno(EPERM);
       SENTRY_TRY(CheckPermission(c, st, kMayWrite));
     }
+  }
+  // chmod by someone outside the file's (new) group silently drops set-group-ID.
+  if ((r.mask & kAttrMode) && (r.mode & S_ISGID) && !c.privileged() &&
+      !c.InGroup((r.mask & kAttrGid) ? r.gid : st.st_gid)) {
+    r.mode &= ~S_ISGID;
   }
   // chown by anyone clears set-user-ID and set-group-ID on non-directories.
   if ((r.mask & (kAttrUid | kAttrGid)) && !S_ISDIR(st.st_mode) && !(r.mask & kAttrMode) &&

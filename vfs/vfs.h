@@ -8,6 +8,7 @@
 
 #include <sys/mount.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +30,8 @@ class Dentry {
       : name_(std::move(name)), parent_(std::move(parent)), inode_(std::move(inode)) {}
 
   const InodeRef& inode() const { return inode_; }
+  // True once the name was unlinked, removed or replaced by a rename.
+  bool deleted() const { return deleted_.load(std::memory_order_acquire); }
 
  private:
   friend class Vfs;
@@ -38,7 +41,7 @@ class Dentry {
   InodeRef inode_;
   std::map<std::string, std::shared_ptr<Dentry>> children_;  // cache of looked-up names
   int mount_count_ = 0;  // mounts whose mount point is this dentry
-  bool deleted_ = false;
+  std::atomic<bool> deleted_{false};  // written under Vfs::mu_, read anywhere
 };
 using DentryRef = std::shared_ptr<Dentry>;
 
@@ -99,8 +102,9 @@ class Vfs {
   // openat(2): flags as given by the guest; `mode` before the umask.
   Result<FileRef> Open(const Context& ctx, const Path& start, const std::string& path,
                        int flags, uint32_t mode);
-  // Opens an already resolved path (exec, O_PATH reopen).
-  Result<FileRef> OpenPath(const Context& ctx, const Path& p, int flags);
+  // Opens an already resolved path (exec, O_PATH reopen). `exec` opens a program for
+  // execve: the caller checked execute permission, and read permission is not needed.
+  Result<FileRef> OpenPath(const Context& ctx, const Path& p, int flags, bool exec = false);
 
   Result<void> Mknod(const Context& ctx, const Path& start, const std::string& path,
                      uint32_t mode, dev_t rdev);

@@ -31,9 +31,11 @@ std::string HostText(const char* path) {
   return ss.str();
 }
 
+constexpr uint32_t kProcSuperMagic = 0x9fa0;  // statfs f_type of /proc
+
 class ProcFs {
  public:
-  ProcFs(Kernel& k) : k_(k), sb_(std::make_shared<vfs::MemSuper>()) {}
+  ProcFs(Kernel& k) : k_(k), sb_(std::make_shared<vfs::MemSuper>(kProcSuperMagic)) {}
 
   InodeRef Build();
 
@@ -110,13 +112,16 @@ std::string ProcFs::StatLine(Proc& p) {
   std::string comm = p.task ? p.task->comm() : "";
   int ppid = tg.parent ? tg.parent->tgid : 0;
   size_t threads = std::max<size_t>(tg.tasks.size(), 1);
-  uint64_t vsize = 0;
+  mm::MemoryManager::Usage u;
+  if (tg.mm) u = tg.mm->MemoryUsage();
+  uint64_t vsize = u.size * 4096;
   // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
   // stime cutime cstime priority nice threads itrealvalue starttime vsize rss ...
   return absl::StrFormat(
-      "%d (%s) %c %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 %d 0 0 %d 0 "
+      "%d (%s) %c %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 %d 0 0 %d %d "
       "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
-      p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, threads, vsize);
+      p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, threads, vsize,
+      u.resident);
 }
 
 std::string ProcFs::Status(Proc& p) {
@@ -125,17 +130,20 @@ std::string ProcFs::Status(Proc& p) {
   if (p.task == Task::Current()) state = "R (running)";
   const Credentials& c = tg.creds;
   std::string groups = absl::StrJoin(c.groups, " ");
+  mm::MemoryManager::Usage u;  // VmPeak is not tracked: shown as VmSize
+  if (tg.mm) u = tg.mm->MemoryUsage();
   return absl::StrFormat(
       "Name:\t%s\nUmask:\t0022\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\n"
       "TracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s\n"
-      "VmPeak:\t       0 kB\nVmSize:\t       0 kB\nVmRSS:\t       0 kB\nThreads:\t%d\n"
+      "VmPeak:\t%8d kB\nVmSize:\t%8d kB\nVmRSS:\t%8d kB\nThreads:\t%d\n"
       "SigQ:\t0/0\nSigPnd:\t0000000000000000\nShdPnd:\t%016x\nSigBlk:\t0000000000000000\n"
       "SigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\nCapInh:\t0000000000000000\n"
       "CapPrm:\t%s\nCapEff:\t%s\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\n"
       "NoNewPrivs:\t0\nSeccomp:\t0\nCpus_allowed_list:\t0-%d\n",
       p.task ? p.task->comm() : "", state, tg.tgid, p.task ? p.task->tid() : tg.tgid,
       tg.parent ? tg.parent->tgid : 0, c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid, c.sgid,
-      c.fsgid, groups, std::max<size_t>(tg.tasks.size(), 1), tg.pending.set,
+      c.fsgid, groups, u.size * 4, u.size * 4, u.resident * 4,
+      std::max<size_t>(tg.tasks.size(), 1), tg.pending.set,
       c.euid == 0 ? "000001ffffffffff" : "0000000000000000",
       c.euid == 0 ? "000001ffffffffff" : "0000000000000000", get_nprocs() - 1);
 }
@@ -227,7 +235,13 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
   };
   dir->Add("stat", gen([this](Proc& p) { return StatLine(p); }));
   dir->Add("status", gen([this](Proc& p) { return Status(p); }));
-  dir->Add("statm", gen([](Proc&) { return std::string("0 0 0 0 0 0 0\n"); }));
+  dir->Add("statm", gen([](Proc& p) {
+             mm::MemoryManager::Usage u;
+             if (p.tg->mm) u = p.tg->mm->MemoryUsage();
+             // size resident shared text lib(0 since 2.6) data dt(0)
+             return absl::StrFormat("%d %d %d %d 0 %d 0\n", u.size, u.resident, u.shared,
+                                    u.text, u.data);
+           }));
   dir->Add("cmdline", gen([](Proc& p) {
              std::string out;
              for (auto& a : p.tg->argv) out += a + '\0';

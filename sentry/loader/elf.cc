@@ -51,6 +51,12 @@ Result<Image> ReadHeaders(kernel::Task& t, const vfs::FileRef& f) {
   return im;
 }
 
+// The name /proc/PID/maps shows for a mapping of `f`: its path as the task sees it.
+std::string MapName(kernel::Task& t, const vfs::FileRef& f) {
+  if (!f->dentry()) return f->Name();
+  return t.kernel().vfs().PathString(t.fs().root(), {f->mount(), f->dentry()});
+}
+
 // Maps the PT_LOAD segments at `bias` (ET_DYN: chosen here when bias == 0).
 Result<uint64_t> MapSegments(kernel::Task& t, platform::Context& ctx, mm::MemoryManager& mm,
                              const vfs::FileRef& f, const Image& im, uint64_t* brk,
@@ -78,7 +84,7 @@ Result<uint64_t> MapSegments(kernel::Task& t, platform::Context& ctx, mm::Memory
     uint64_t map_from = std::max(start, mapped_end);
     if (end > map_from) {
       SENTRY_TRY(mm.MapAnonymous(ctx, map_from, end - map_from, PROT_READ | PROT_WRITE,
-                                 MAP_PRIVATE | MAP_FIXED, f->Name()));
+                                 MAP_PRIVATE | MAP_FIXED, MapName(t, f)));
     }
     std::vector<uint8_t> data(p.p_filesz);
     SENTRY_TRY(ReadAt(t, f, data, p.p_offset));

@@ -27,7 +27,7 @@ Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path) {
   if (!S_ISREG(p.inode()->Type())) return Errno(EACCES);
   if (p.mnt->flags() & MS_NOEXEC) return Errno(EACCES);
   SENTRY_TRY(t.kernel().vfs().Access(ctx, p, X_OK));
-  return t.kernel().vfs().OpenPath(ctx, p, O_RDONLY);
+  return t.kernel().vfs().OpenPath(ctx, p, O_RDONLY, /*exec=*/true);
 }
 
 namespace {

@@ -314,6 +314,22 @@ std::shared_ptr<MemoryManager> MemoryManager::Fork(
   return child;
 }
 
+MemoryManager::Usage MemoryManager::MemoryUsage() {
+  absl::MutexLock l(&mu_);
+  Usage u;
+  for (auto& [start, v] : vmas_) {
+    uint64_t pages = (v.end - start) / 4096;
+    bool file = !v.name.empty() && v.name[0] == '/';
+    u.size += pages;
+    if (v.prot == PROT_NONE) continue;
+    u.resident += pages;
+    if (v.shared || file) u.shared += pages;
+    if (file && (v.prot & PROT_EXEC)) u.text += pages;
+    if (!v.shared && (v.prot & PROT_WRITE)) u.data += pages;
+  }
+  return u;
+}
+
 std::string MemoryManager::Maps() {
   absl::MutexLock l(&mu_);
   std::string out;

@@ -59,6 +59,17 @@ class MemoryManager {
   std::shared_ptr<MemoryManager> Fork(std::shared_ptr<platform::AddressSpace> child_as);
   std::string Maps();
 
+  // Sizes in pages for /proc/PID/statm, stat and status, from the VMA list. The Sentry
+  // does not see host residency; like mincore it counts every accessible page as resident.
+  struct Usage {
+    uint64_t size = 0;      // all mappings
+    uint64_t resident = 0;  // accessible mappings
+    uint64_t shared = 0;    // resident pages of shared or file mappings
+    uint64_t text = 0;      // executable file mappings
+    uint64_t data = 0;      // private writable mappings, the stack included
+  };
+  Usage MemoryUsage();
+
  private:
   bool RangeFree(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Result<uint64_t> FindFree(uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
