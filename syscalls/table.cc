@@ -190,6 +190,10 @@ Result<uint64_t> SysSignalfd(Task& t, int fd, GuestAddr mask_addr, size_t sizema
 Result<uint64_t> SysSignalfd4(Task& t, int fd, GuestAddr mask_addr, size_t sizemask, int flags);
 Result<uint64_t> SysMemfdCreate(Task& t, GuestAddr name_addr, unsigned flags);
 Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off);
+Result<uint64_t> SysSendfile(Task& t, int out_fd, int in_fd, GuestAddr offset, size_t count);
+Result<uint64_t> SysSplice(Task& t, int fd_in, GuestAddr off_in, int fd_out, GuestAddr off_out, size_t len, unsigned flags);
+Result<uint64_t> SysTee(Task& t, int fd_in, int fd_out, size_t len, unsigned flags);
+Result<uint64_t> SysCopyFileRange(Task& t, int fd_in, GuestAddr off_in, int fd_out, GuestAddr off_out, size_t len, unsigned flags);
 
 namespace {
 
@@ -239,7 +243,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(37, "alarm", ""),
     UNIMPL(38, "setitimer", ""),
     FULL(39, "getpid", SysGetpid),
-    UNIMPL(40, "sendfile", ""),
+    FULL(40, "sendfile", SysSendfile, Arg::kFd, Arg::kFd, Arg::kPtr, Arg::kUint),
     UNIMPL(41, "socket", "netstack: later stage"),
     UNIMPL(42, "connect", "netstack: later stage"),
     UNIMPL(43, "accept", "netstack: later stage"),
@@ -474,8 +478,8 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(272, "unshare", ""),
     PARTIAL(273, "set_robust_list", SysSetRobustList, "the list is recorded; owner-death walking is not done yet", Arg::kPtr, Arg::kUint),
     FULL(274, "get_robust_list", SysGetRobustList, Arg::kInt, Arg::kPtr, Arg::kPtr),
-    UNIMPL(275, "splice", ""),
-    UNIMPL(276, "tee", ""),
+    PARTIAL(275, "splice", SysSplice, "bytes are copied, not pages moved (SPLICE_F_MOVE/GIFT are hints); at most one pipe's worth per call", Arg::kFd, Arg::kPtr, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
+    FULL(276, "tee", SysTee, Arg::kFd, Arg::kFd, Arg::kUint, Arg::kHex),
     UNIMPL(277, "sync_file_range", ""),
     UNIMPL(278, "vmsplice", ""),
     UNIMPL(279, "move_pages", ""),
@@ -525,7 +529,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(323, "userfaultfd", ""),
     UNIMPL(324, "membarrier", ""),
     UNIMPL(325, "mlock2", ""),
-    UNIMPL(326, "copy_file_range", ""),
+    FULL(326, "copy_file_range", SysCopyFileRange, Arg::kFd, Arg::kPtr, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
     UNIMPL(327, "preadv2", ""),
     UNIMPL(328, "pwritev2", ""),
     UNIMPL(329, "pkey_mprotect", ""),

@@ -70,6 +70,46 @@ size_t Pipe::Available() {
   return buf_.size();
 }
 
+Result<size_t> Pipe::WaitData(Blocker& b, bool nonblock) {
+  ScopedWait wait(queue_, b.waiter(), kEventIn | kEventHup);
+  for (;;) {
+    {
+      absl::MutexLock l(&mu_);
+      if (!buf_.empty()) return buf_.size();
+      if (writers_ == 0) return size_t{0};
+      if (nonblock) return Errno(EAGAIN);
+    }
+    SENTRY_TRY(b.Wait());
+  }
+}
+
+Result<size_t> Pipe::WaitRoom(Blocker& b, bool nonblock) {
+  ScopedWait wait(queue_, b.waiter(), kEventOut | kEventErr);
+  for (;;) {
+    {
+      absl::MutexLock l(&mu_);
+      if (readers_ == 0) return Errno(EPIPE);
+      if (buf_.size() < kPipeCapacity) return kPipeCapacity - buf_.size();
+      if (nonblock) return Errno(EAGAIN);
+    }
+    SENTRY_TRY(b.Wait());
+  }
+}
+
+size_t Pipe::Peek(std::span<uint8_t> dst) {
+  absl::MutexLock l(&mu_);
+  size_t n = std::min(dst.size(), buf_.size());
+  std::copy_n(buf_.begin(), n, dst.begin());
+  return n;
+}
+
+void Pipe::Consume(size_t n) {
+  absl::MutexLock l(&mu_);
+  n = std::min(n, buf_.size());
+  buf_.erase(buf_.begin(), buf_.begin() + n);
+  if (n) queue_.Notify(kEventOut);
+}
+
 void Pipe::AddEnd(bool read_end) {
   absl::MutexLock l(&mu_);
   if (read_end) {
@@ -135,6 +175,7 @@ class PipeEnd final : public FileDescription {
     return Errno(ENOTTY);
   }
   std::string Name() const override { return "pipe:[" + std::to_string(pipe_->id()) + "]"; }
+  const std::shared_ptr<Pipe>& pipe() const { return pipe_; }
 
  private:
   std::shared_ptr<Pipe> pipe_;
@@ -145,6 +186,11 @@ class PipeEnd final : public FileDescription {
 std::atomic<uint64_t> g_next_pipe_id{1000};
 
 }  // namespace
+
+std::shared_ptr<Pipe> PipeOf(const FileDescription& f) {
+  auto* end = dynamic_cast<const PipeEnd*>(&f);
+  return end ? end->pipe() : nullptr;
+}
 
 std::pair<FileRef, FileRef> NewPipe(int flags) {
   auto pipe = std::make_shared<Pipe>(g_next_pipe_id.fetch_add(1));

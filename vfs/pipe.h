@@ -22,6 +22,16 @@ class Pipe {
   Result<size_t> Write(Blocker& b, std::span<const uint8_t> src, bool nonblock);
   EventMask Readiness(bool read_end);
   size_t Available();
+
+  // For splice and tee. Waits until the pipe holds data and returns how much (0: no writer
+  // is left and the pipe is empty).
+  Result<size_t> WaitData(Blocker& b, bool nonblock);
+  // Waits until the pipe has room and returns how much; EPIPE when no reader is left.
+  Result<size_t> WaitRoom(Blocker& b, bool nonblock);
+  // Copies up to dst.size() bytes from the front without consuming them.
+  size_t Peek(std::span<uint8_t> dst);
+  // Drops up to n bytes from the front (after a Peek whose bytes went elsewhere).
+  void Consume(size_t n);
   WaitQueue& queue() { return queue_; }
 
   void AddEnd(bool read_end);
@@ -36,6 +46,9 @@ class Pipe {
   bool had_writer_ ABSL_GUARDED_BY(mu_) = false;
   WaitQueue queue_;
 };
+
+// The pipe behind `f` if it is a pipe or FIFO end, else null.
+std::shared_ptr<Pipe> PipeOf(const FileDescription& f);
 
 // Returns the {read, write} ends of a new pipe.
 std::pair<FileRef, FileRef> NewPipe(int flags);
