@@ -158,7 +158,8 @@ def main():
     geomeans = report.workload_geomeans(rows, cols)
     report.write_json(args.json, meta, rows, {"real_workload_geomean_ratio": geomeans})
     print(report.table(rows, cols))
-    print(report.geomean_line(geomeans))
+    if any(row.get("real_workload") for row in rows):
+        print(report.geomean_line(geomeans))
     notes = report.notes(rows, cols)
     if notes:
         print("\n" + notes)
