@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "syscalls/common.h"
+#include "vfs/inotify.h"
 #include "vfs/lock.h"
 #include "vfs/memfd.h"
 #include "vfs/pipe.h"
@@ -283,6 +284,7 @@ Result<uint64_t> SysGetdents64(Task& t, int fd, GuestAddr buf, uint32_t count) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   std::vector<uint8_t> data(std::min<uint32_t>(count, 1 << 20));
   size_t n = SENTRY_TRY(f->GetDents(data));
+  vfs::NotifyFile(*f, IN_ACCESS);
   SENTRY_TRY(t.CopyOutBytes(buf, {data.data(), n}));
   return n;
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "syscalls/common.h"
+#include "vfs/inotify.h"
 #include "vfs/mem_inode.h"
 
 namespace sentry::syscalls {
@@ -282,6 +283,7 @@ Result<uint64_t> SysFtruncate(Task& t, int fd, int64_t length) {
   r.mask = vfs::kAttrSize;
   r.size = static_cast<uint64_t>(length);
   SENTRY_TRY(f->inode()->SetAttr(r));
+  vfs::NotifyFile(*f, IN_MODIFY);
   return 0;
 }
 
@@ -292,6 +294,7 @@ Result<uint64_t> SysFallocate(Task& t, int fd, int mode, int64_t offset, int64_t
   if (f->inode() && f->inode()->IsDir()) return Errno(EISDIR);
   if (!f->inode() || !S_ISREG(f->inode()->Type())) return Errno(ESPIPE);
   SENTRY_TRY(f->Allocate(mode, offset, len));
+  vfs::NotifyFile(*f, IN_MODIFY);
   return 0;
 }
 

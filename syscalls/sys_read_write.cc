@@ -2,6 +2,7 @@
 #include <sys/uio.h>
 
 #include "syscalls/common.h"
+#include "vfs/inotify.h"
 
 namespace sentry::syscalls {
 namespace {
@@ -60,6 +61,7 @@ Result<uint64_t> DoRead(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t co
   count = std::min(count, kMaxRw);
   std::vector<uint8_t> data(std::min<size_t>(count, 1 << 20));
   size_t n = off >= 0 ? SENTRY_TRY(f->PRead(t, data, off)) : SENTRY_TRY(f->Read(t, data));
+  if (n > 0) vfs::NotifyFile(*f, IN_ACCESS);
   SENTRY_TRY(t.CopyOutBytes(buf, {data.data(), n}));
   return n;
 }
@@ -74,6 +76,7 @@ Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t c
   auto r = off >= 0 ? f->PWrite(t, data, off) : f->Write(t, data);
   if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
   if (!r.ok()) return r.error();
+  if (*r > 0) vfs::NotifyFile(*f, IN_MODIFY);
   return *r;
 }
 
@@ -125,6 +128,7 @@ Result<uint64_t> SysReadv(Task& t, int fd, GuestAddr iov, int iovcnt) {
   if (!f->Readable()) return Errno(EBADF);
   std::vector<uint8_t> data(TotalLength(v));
   size_t n = SENTRY_TRY(f->Read(t, data));
+  if (n > 0) vfs::NotifyFile(*f, IN_ACCESS);
   SENTRY_TRY(Scatter(t, v, data, n));
   return n;
 }
@@ -138,6 +142,7 @@ Result<uint64_t> SysWritev(Task& t, int fd, GuestAddr iov, int iovcnt) {
   auto r = f->Write(t, data);
   if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
   if (!r.ok()) return r.error();
+  if (*r > 0) vfs::NotifyFile(*f, IN_MODIFY);
   return *r;
 }
 
@@ -148,6 +153,7 @@ Result<uint64_t> SysPreadv(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t o
   if (!f->Readable()) return Errno(EBADF);
   std::vector<uint8_t> data(TotalLength(v));
   size_t n = SENTRY_TRY(f->PRead(t, data, off));
+  if (n > 0) vfs::NotifyFile(*f, IN_ACCESS);
   SENTRY_TRY(Scatter(t, v, data, n));
   return n;
 }
@@ -159,7 +165,9 @@ Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t 
   if (!f->Writable()) return Errno(EBADF);
   std::vector<uint8_t> data = SENTRY_TRY(Gather(t, v));
   SENTRY_TRY(RemovePrivsForWrite(t, f));
-  return f->PWrite(t, data, off);
+  size_t n = SENTRY_TRY(f->PWrite(t, data, off));
+  if (n > 0) vfs::NotifyFile(*f, IN_MODIFY);
+  return n;
 }
 
 Result<uint64_t> SysLseek(Task& t, int fd, int64_t off, int whence) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "syscalls/common.h"
+#include "vfs/inotify.h"
 #include "vfs/pipe.h"
 
 namespace sentry::syscalls {
@@ -112,6 +113,13 @@ Result<size_t> Transfer(Task& t, End& in, End& out, size_t count) {
   return done;
 }
 
+// inotify: a transfer of `n` bytes read `in` and modified `out`.
+void NotifyMoved(const End& in, const End& out, size_t n) {
+  if (n == 0) return;
+  vfs::NotifyFile(*in.file, IN_ACCESS);
+  vfs::NotifyFile(*out.file, IN_MODIFY);
+}
+
 // The errno of a failed transfer; EPIPE also raises SIGPIPE, as a write would.
 Errno Failed(Task& t, const Errno& e) {
   if (e == EPIPE) RaiseSigpipe(t);
@@ -133,6 +141,7 @@ Result<uint64_t> SysSendfile(Task& t, int out_fd, int in_fd, GuestAddr offset, s
   if (in.pipe || (!out.pipe && (out.file->flags() & O_APPEND))) return Errno(EINVAL);
   auto r = Transfer(t, in, out, std::min(count, kMaxRw));
   if (!r.ok()) return Failed(t, r.error());
+  NotifyMoved(in, out, *r);
   SENTRY_TRY(CopyOutOffset(t, offset, in));
   return *r;
 }
@@ -155,6 +164,7 @@ Result<uint64_t> SysSplice(Task& t, int fd_in, GuestAddr off_in, int fd_out, Gue
   auto r = in.pipe ? FromPipe(t, in, out, len, flags, /*consume=*/true)
                    : FileToPipe(t, in, out, std::min(len, vfs::kPipeCapacity), flags);
   if (!r.ok()) return Failed(t, r.error());
+  NotifyMoved(in, out, *r);
   SENTRY_TRY(CopyOutOffset(t, off_in, in));
   SENTRY_TRY(CopyOutOffset(t, off_out, out));
   return *r;
@@ -187,26 +197,30 @@ Result<uint64_t> SysCopyFileRange(Task& t, int fd_in, GuestAddr off_in, int fd_o
   if (!in.file->Readable() || !out.file->Writable() || (out.file->flags() & O_APPEND)) {
     return Errno(EBADF);
   }
-  auto wraps = [len](int64_t off) { return static_cast<uint64_t>(off) + len < static_cast<uint64_t>(off); };
+  auto wraps = [len](int64_t off) {
+    return static_cast<uint64_t>(off) + len < static_cast<uint64_t>(off);
+  };
   if (wraps(in.off) || wraps(out.off)) return Errno(EOVERFLOW);
   if (in.off < 0 || out.off < 0) return Errno(EINVAL);
-  // Work on explicit offsets; the file positions are moved afterwards when none were given.
-  if (!in.has_off) in.off = static_cast<int64_t>(SENTRY_TRY(in.file->Seek(0, SEEK_CUR)));
-  if (!out.has_off) out.off = static_cast<int64_t>(SENTRY_TRY(out.file->Seek(0, SEEK_CUR)));
-  bool in_pos = !in.has_off, out_pos = !out.has_off;
-  in.has_off = out.has_off = true;
-  uint64_t left = sin.st_size > in.off ? static_cast<uint64_t>(sin.st_size - in.off) : 0;
+  // Where the copy starts, for the end-of-file and overlap checks. Without an offset the
+  // transfer itself goes through the file position (Read/Write), which any file has.
+  auto start = [](const End& e) -> int64_t {
+    if (e.has_off) return e.off;
+    auto pos = e.file->Seek(0, SEEK_CUR);
+    return pos.ok() ? static_cast<int64_t>(*pos) : 0;
+  };
+  int64_t in_at = start(in), out_at = start(out);
+  uint64_t left = sin.st_size > in_at ? static_cast<uint64_t>(sin.st_size - in_at) : 0;
   len = std::min<uint64_t>({len, left, kMaxRw});
   bool same = sin.st_dev == sout.st_dev && sin.st_ino == sout.st_ino;
-  if (same && out.off + static_cast<int64_t>(len) > in.off &&
-      out.off < in.off + static_cast<int64_t>(len)) {
+  if (same && out_at + static_cast<int64_t>(len) > in_at &&
+      out_at < in_at + static_cast<int64_t>(len)) {
     return Errno(EINVAL);
   }
   size_t done = len ? SENTRY_TRY(Transfer(t, in, out, len)) : 0;
-  if (in_pos) SENTRY_TRY(in.file->Seek(in.off, SEEK_SET));
-  if (out_pos) SENTRY_TRY(out.file->Seek(out.off, SEEK_SET));
-  if (!in_pos) SENTRY_TRY(CopyOutOffset(t, off_in, in));
-  if (!out_pos) SENTRY_TRY(CopyOutOffset(t, off_out, out));
+  NotifyMoved(in, out, done);
+  SENTRY_TRY(CopyOutOffset(t, off_in, in));
+  SENTRY_TRY(CopyOutOffset(t, off_out, out));
   return done;
 }
 

@@ -190,6 +190,10 @@ Result<uint64_t> SysSignalfd(Task& t, int fd, GuestAddr mask_addr, size_t sizema
 Result<uint64_t> SysSignalfd4(Task& t, int fd, GuestAddr mask_addr, size_t sizemask, int flags);
 Result<uint64_t> SysMemfdCreate(Task& t, GuestAddr name_addr, unsigned flags);
 Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off);
+Result<uint64_t> SysInotifyInit(Task& t);
+Result<uint64_t> SysInotifyInit1(Task& t, int flags);
+Result<uint64_t> SysInotifyAddWatch(Task& t, int fd, GuestAddr path, uint32_t mask);
+Result<uint64_t> SysInotifyRmWatch(Task& t, int fd, int wd);
 Result<uint64_t> SysSendfile(Task& t, int out_fd, int in_fd, GuestAddr offset, size_t count);
 Result<uint64_t> SysSplice(Task& t, int fd_in, GuestAddr off_in, int fd_out, GuestAddr off_out, size_t len, unsigned flags);
 Result<uint64_t> SysTee(Task& t, int fd_in, int fd_out, size_t len, unsigned flags);
@@ -456,9 +460,9 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(250, "keyctl", ""),
     UNIMPL(251, "ioprio_set", ""),
     UNIMPL(252, "ioprio_get", ""),
-    UNIMPL(253, "inotify_init", ""),
-    UNIMPL(254, "inotify_add_watch", ""),
-    UNIMPL(255, "inotify_rm_watch", ""),
+    FULL(253, "inotify_init", SysInotifyInit),
+    PARTIAL(254, "inotify_add_watch", SysInotifyAddWatch, "events for changes made inside the sandbox only (not host-side changes under gofer mounts); a hard link made on the overlay is a separate inode to watches; IN_EXCL_UNLINK accepted, not applied; no IN_UNMOUNT", Arg::kFd, Arg::kStr, Arg::kHex),
+    FULL(255, "inotify_rm_watch", SysInotifyRmWatch, Arg::kFd, Arg::kInt),
     UNIMPL(256, "migrate_pages", ""),
     PARTIAL(257, "openat", SysOpenat, "O_TMPFILE: EOPNOTSUPP; FIFOs open without waiting", Arg::kFd, Arg::kStr, Arg::kHex, Arg::kOct),
     FULL(258, "mkdirat", SysMkdirat, Arg::kFd, Arg::kStr, Arg::kOct),
@@ -497,7 +501,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(291, "epoll_create1", SysEpollCreate1, Arg::kHex),
     FULL(292, "dup3", SysDup3, Arg::kFd, Arg::kFd, Arg::kHex),
     FULL(293, "pipe2", SysPipe2, Arg::kPtr, Arg::kHex),
-    UNIMPL(294, "inotify_init1", ""),
+    FULL(294, "inotify_init1", SysInotifyInit1, Arg::kHex),
     FULL(295, "preadv", SysPreadv, Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt),
     FULL(296, "pwritev", SysPwritev, Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt),
     FULL(297, "rt_tgsigqueueinfo", SysRtTgsigqueueinfo, Arg::kInt, Arg::kInt, Arg::kSig, Arg::kPtr),

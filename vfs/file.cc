@@ -1,5 +1,6 @@
 #include "vfs/file.h"
 
+#include "vfs/inotify.h"
 #include "vfs/lock.h"
 
 #include <sys/ioctl.h>
@@ -18,6 +19,10 @@ FileDescription::~FileDescription() {
     l->ReleaseRecords(this);
     l->ReleaseFlock(this);
   }
+  bool last = inode_->open_files().fetch_sub(1) == 1;
+  if (!InotifyActive()) return;
+  if (!(flags() & O_PATH)) NotifyFile(*this, Writable() ? IN_CLOSE_WRITE : IN_CLOSE_NOWRITE);
+  if (last) MaybeDeleteSelf(*inode_);
 }
 
 Result<size_t> FileDescription::Read(Blocker&, std::span<uint8_t>) { return Errno(EINVAL); }

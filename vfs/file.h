@@ -26,7 +26,7 @@ class Mount;
 class FileDescription {
  public:
   explicit FileDescription(int flags) : flags_(flags) {}
-  // Drops the OFD and flock locks this open file held.
+  // Drops the OFD and flock locks this open file held; reports the close to inotify.
   virtual ~FileDescription();
 
   // Reads or writes at the file offset (for seekable files) and advances it.
@@ -67,6 +67,7 @@ class FileDescription {
     mnt_ = std::move(mnt);
     dentry_ = std::move(d);
     inode_ = std::move(inode);
+    if (inode_) inode_->open_files().fetch_add(1);
   }
   const std::shared_ptr<Mount>& mount() const { return mnt_; }
   const std::shared_ptr<Dentry>& dentry() const { return dentry_; }

@@ -5,11 +5,18 @@
 #include <time.h>
 
 #include "vfs/file.h"
+#include "vfs/inotify.h"
 #include "vfs/lock.h"
 
 namespace sentry::vfs {
 
-Inode::~Inode() = default;
+Inode::~Inode() { delete watches_.load(); }
+
+InodeWatches& Inode::watches() {
+  absl::MutexLock l(&locks_mu_);
+  if (!watches_.load()) watches_.store(new InodeWatches, std::memory_order_release);
+  return *watches_.load();
+}
 
 FileLocks& Inode::locks() {
   absl::MutexLock l(&locks_mu_);

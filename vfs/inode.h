@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,6 +66,7 @@ uint8_t DirentType(uint32_t mode);
 struct timespec NowTimespec();
 
 class FileLocks;
+struct InodeWatches;
 
 class Inode : public std::enable_shared_from_this<Inode> {
  public:
@@ -118,9 +120,17 @@ class Inode : public std::enable_shared_from_this<Inode> {
   // Null when no lock was ever taken.
   FileLocks* locks_if_any();
 
+  // The inotify watches on this inode (vfs/inotify.h; created on first use, null before).
+  InodeWatches& watches();
+  InodeWatches* watches_if_any() const { return watches_.load(std::memory_order_acquire); }
+  // Open files of this inode (counted by FileDescription): IN_DELETE_SELF waits for the last.
+  std::atomic<int>& open_files() { return open_files_; }
+
  private:
   absl::Mutex locks_mu_;
   std::unique_ptr<FileLocks> locks_ ABSL_GUARDED_BY(locks_mu_);
+  std::atomic<InodeWatches*> watches_{nullptr};  // owned, written once under locks_mu_
+  std::atomic<int> open_files_{0};
 };
 
 // Permission check of `want` (MAY_* bits: 4 read, 2 write, 1 exec/search) against a stat.

@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "vfs/inotify.h"
+
 namespace sentry::vfs {
 namespace {
 
@@ -29,6 +31,44 @@ std::vector<std::string> SplitPath(const std::string& p) {
 bool IsDotOrDotDot(const std::string& n) { return n == "." || n == ".."; }
 
 Result<struct stat> StatOf(const InodeRef& ino) { return ino->Stat(); }
+
+// The inotify events of a change of attributes, as Linux's fsnotify_change.
+uint32_t SetAttrEvents(uint32_t mask) {
+  uint32_t ev = 0;
+  if (mask & (kAttrMode | kAttrUid | kAttrGid)) ev |= IN_ATTRIB;
+  if (mask & kAttrSize) ev |= IN_MODIFY;
+  if ((mask & (kAttrAtime | kAttrMtime)) == (kAttrAtime | kAttrMtime)) {
+    ev |= IN_ATTRIB;
+  } else if (mask & kAttrAtime) {
+    ev |= IN_ACCESS;
+  } else if (mask & kAttrMtime) {
+    ev |= IN_MODIFY;
+  }
+  return ev;
+}
+
+// The inotify events of a rename: IN_MOVED_FROM and IN_MOVED_TO with one cookie, the
+// replaced file's link count, IN_MOVE_SELF on the moved one; twice for RENAME_EXCHANGE.
+void NotifyRename(const Path& old_parent, const std::string& old_name, const InodeRef& moved,
+                  const Path& new_parent, const std::string& new_name, const InodeRef& other,
+                  bool exchange) {
+  if (!InotifyActive()) return;
+  auto move = [](Inode& from, const std::string& from_name, Inode& to,
+                 const std::string& to_name, Inode& what) {
+    uint32_t cookie = NewMoveCookie();
+    NotifyChild(from, IN_MOVED_FROM, from_name, what.IsDir(), cookie);
+    NotifyChild(to, IN_MOVED_TO, to_name, what.IsDir(), cookie);
+  };
+  move(*old_parent.inode(), old_name, *new_parent.inode(), new_name, *moved);
+  if (other && !exchange) NotifyInode(*other, IN_ATTRIB);
+  NotifyInode(*moved, IN_MOVE_SELF);
+  if (exchange) {
+    move(*new_parent.inode(), new_name, *old_parent.inode(), old_name, *other);
+    NotifyInode(*other, IN_MOVE_SELF);
+  } else if (other) {
+    MaybeDeleteSelf(*other);
+  }
+}
 
 }  // namespace
 
@@ -123,6 +163,7 @@ Result<void> CheckPermission(const Creds& c, const struct stat& st, int want) {
 
 Vfs::Vfs(InodeRef root_inode, std::string fstype, std::string source, int flags) {
   root_mount_ = std::make_shared<Mount>();
+  root_mount_->vfs_ = this;
   root_mount_->id_ = next_mount_id_++;
   root_mount_->flags_ = flags;
   root_mount_->fstype_ = std::move(fstype);
@@ -178,6 +219,19 @@ Path Vfs::ParentLocked(const Path& root, const Path& p) {
 Path Vfs::Parent(const Context& ctx, const Path& p) {
   absl::MutexLock l(&mu_);
   return ParentLocked(ctx.root, p);
+}
+
+void Vfs::NotifyDentry(const DentryRef& d, uint32_t mask) {
+  if (!InotifyActive()) return;
+  DentryRef parent;
+  std::string name;
+  {
+    absl::MutexLock l(&mu_);
+    parent = d->parent_;
+    name = d->name_;
+  }
+  if (parent) NotifyChild(*parent->inode(), mask, name, d->inode()->IsDir());
+  NotifyInode(*d->inode(), mask);
 }
 
 Result<Path> Vfs::Resolve(const Context& ctx, const Path& start, const std::string& path,
@@ -253,10 +307,12 @@ Result<FileRef> Vfs::Open(const Context& ctx, const Path& start, const std::stri
   if (last.size() > NAME_MAX) return Errno(ENAMETOOLONG);
   uint32_t perm = mode & 07777 & ~ctx.umask;
   InodeRef ino = SENTRY_TRY(parent.inode()->Mknod(last, S_IFREG | perm, 0, ctx.creds));
+  NotifyChild(*parent.inode(), IN_CREATE, last, false);
   DentryRef d = SENTRY_TRY(Child(parent.d, last));
   // The creator may use the new file in any access mode, whatever its permission bits.
   FileRef f = SENTRY_TRY(ino->Open(flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)));
   f->set_location(parent.mnt, d, ino);
+  NotifyDentry(d, IN_OPEN);
   return f;
 }
 
@@ -284,7 +340,8 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags, bool
     SENTRY_TRY(CheckPermission(ctx.creds, st, kMayWrite));
     if (p.mnt->read_only()) return Errno(EROFS);
   }
-  if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && st.st_size != 0) {
+  bool truncate = (flags & O_TRUNC) && S_ISREG(st.st_mode);
+  if (truncate && st.st_size != 0) {
     SetAttrRequest req;
     req.mask = kAttrSize;
     SENTRY_TRY(ino->SetAttr(req));
@@ -293,6 +350,8 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags, bool
   FileRef f = ino->IsDir() ? NewDirFile(flags & ~kOpenOnly, ino, 0)
                            : SENTRY_TRY(ino->Open(flags & ~kOpenOnly));
   f->set_location(p.mnt, p.d, ino);
+  NotifyDentry(p.d, IN_OPEN);
+  if (truncate) NotifyDentry(p.d, IN_MODIFY);  // after IN_OPEN, even if it was empty: as Linux
   return f;
 }
 
@@ -319,6 +378,7 @@ Result<void> Vfs::Mknod(const Context& ctx, const Path& start, const std::string
     return Errno(EINVAL);
   }
   SENTRY_TRY(parent.inode()->Mknod(last, type | (mode & 07777 & ~ctx.umask), rdev, ctx.creds));
+  NotifyChild(*parent.inode(), IN_CREATE, last, false);
   return Ok();
 }
 
@@ -326,6 +386,7 @@ Result<void> Vfs::Mkdir(const Context& ctx, const Path& start, const std::string
                         uint32_t mode) {
   SENTRY_CREATE_PREAMBLE(ctx, start, path);
   SENTRY_TRY(parent.inode()->Mkdir(last, mode & 07777 & ~ctx.umask, ctx.creds));
+  NotifyChild(*parent.inode(), IN_CREATE, last, true);
   return Ok();
 }
 
@@ -336,6 +397,7 @@ Result<void> Vfs::Symlink(const Context& ctx, const std::string& target, const P
   SENTRY_CREATE_PREAMBLE(ctx, start, path);
   if (trailing) return Errno(ENOENT);
   SENTRY_TRY(parent.inode()->Symlink(last, target, ctx.creds));
+  NotifyChild(*parent.inode(), IN_CREATE, last, false);
   return Ok();
 }
 
@@ -352,6 +414,8 @@ Result<void> Vfs::LinkPath(const Context& ctx, const Path& old, const Path& new_
   if (old.inode()->IsDir()) return Errno(EPERM);
   if (old.mnt != parent.mnt) return Errno(EXDEV);
   SENTRY_TRY(parent.inode()->Link(last, old.inode()));
+  NotifyInode(*old.inode(), IN_ATTRIB);  // its link count
+  NotifyChild(*parent.inode(), IN_CREATE, last, false);
   return Ok();
 }
 
@@ -379,6 +443,9 @@ Result<void> Vfs::Unlink(const Context& ctx, const Path& start, const std::strin
   }
   SENTRY_TRY(parent.inode()->Unlink(last, dir));
   Forget(parent.d, last);
+  if (!dir) NotifyInode(*ino, IN_ATTRIB);  // its link count
+  MaybeDeleteSelf(*ino);
+  NotifyChild(*parent.inode(), IN_DELETE, last, dir);
   return Ok();
 }
 
@@ -434,6 +501,8 @@ Result<void> Vfs::Rename(const Context& ctx, const Path& old_start, const std::s
     }
   }
   SENTRY_TRY(old_parent.inode()->Rename(old_last, *new_parent.inode(), new_last, flags));
+  NotifyRename(old_parent, old_last, old_d->inode(), new_parent, new_last,
+               new_d ? new_d->inode() : nullptr, flags & RENAME_EXCHANGE);
   absl::MutexLock l(&mu_);
   old_parent.d->children_.erase(old_last);
   new_parent.d->children_.erase(new_last);
@@ -498,7 +567,9 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
     r.mode = st.st_mode & 07777 & ~(S_ISUID | S_ISGID);
   }
   if (p.mnt->read_only()) return Errno(EROFS);
-  return ino->SetAttr(r);
+  SENTRY_TRY(ino->SetAttr(r));
+  NotifyDentry(p.d, SetAttrEvents(r.mask));
+  return Ok();
 }
 
 Result<void> Vfs::Access(const Context& ctx, const Path& p, int mode) {
@@ -514,6 +585,7 @@ Result<void> Vfs::Access(const Context& ctx, const Path& p, int mode) {
 // Puts `m` on top of whatever is mounted at `target`.
 void Vfs::AddMount(const Path& target, MountRef m) {
   absl::MutexLock l(&mu_);
+  m->vfs_ = this;
   m->id_ = next_mount_id_++;
   Path top = CrossMounts(target);
   m->parent_ = top.mnt;

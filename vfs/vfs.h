@@ -22,6 +22,7 @@
 namespace sentry::vfs {
 
 class Mount;
+class Vfs;
 
 // A node of the dentry tree: one name of an inode under its parent.
 class Dentry {
@@ -54,9 +55,11 @@ class Mount {
   const std::string& fstype() const { return fstype_; }
   const std::string& source() const { return source_; }
   const DentryRef& root() const { return root_; }
+  Vfs* vfs() const { return vfs_; }
 
  private:
   friend class Vfs;
+  Vfs* vfs_ = nullptr;  // the mount namespace this mount belongs to
   uint64_t id_ = 0;
   int flags_ = 0;
   std::string fstype_;
@@ -144,6 +147,10 @@ class Vfs {
 
   // The parent of `p` ("..") within ctx.root.
   Path Parent(const Context& ctx, const Path& p);
+
+  // inotify (vfs/inotify.h): reports `mask` to the watches on the directory holding `d`,
+  // with its name, then to those on `d`'s inode.
+  void NotifyDentry(const DentryRef& d, uint32_t mask);
 
  private:
   struct Walker;
