@@ -14,6 +14,9 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
   }
   if (!PageAligned(off) || PageRoundUp(len) < len) return Errno(len ? ENOMEM : EINVAL);
   if (type == MAP_SHARED_VALIDATE) flags = (flags & ~MAP_TYPE) | MAP_SHARED;
+  // No huge pages are reserved in the sandbox (as on a host with vm.nr_hugepages=0), and no
+  // file here lives on hugetlbfs.
+  if (flags & MAP_HUGETLB) return Errno(flags & MAP_ANONYMOUS ? ENOMEM : EINVAL);
   if (flags & MAP_ANONYMOUS) {
     return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags);
   }

@@ -8,76 +8,122 @@ namespace sentry::syscalls {
 namespace {
 
 constexpr size_t kMaxRw = 0x7ffff000;  // MAX_RW_COUNT
+// The largest host buffer one read or write stages guest data in: a guest may ask for 2 GiB,
+// and larger transfers go in several rounds.
+constexpr size_t kStage = 1 << 20;
 
-Result<std::vector<struct iovec>> CopyInIovecs(Task& t, GuestAddr addr, int iovcnt) {
+// The guest buffer of a read or write: one range for read/write, the iovecs for readv/writev.
+struct GuestBuffer {
+  std::vector<struct iovec> segs;
+  size_t total = 0;  // sum of the lengths, at most kMaxRw
+
+  // Copies guest bytes [at, at + dst.size()) into dst; returns how many were readable.
+  size_t CopyIn(Task& t, size_t at, std::span<uint8_t> dst) const {
+    return Transfer(t, at, dst.data(), dst.size(), false);
+  }
+  // Copies src into guest bytes [at, ...); returns how many were writable.
+  size_t CopyOut(Task& t, size_t at, std::span<const uint8_t> src) const {
+    return Transfer(t, at, const_cast<uint8_t*>(src.data()), src.size(), true);
+  }
+
+ private:
+  size_t Transfer(Task& t, size_t at, uint8_t* host, size_t len, bool out) const {
+    size_t done = 0;
+    for (const auto& s : segs) {
+      if (done == len) break;
+      if (at >= s.iov_len) {
+        at -= s.iov_len;
+        continue;
+      }
+      uint64_t addr = reinterpret_cast<uint64_t>(s.iov_base) + at;
+      size_t n = std::min(s.iov_len - at, len - done);
+      at = 0;
+      if (addr + n < addr) return done;
+      size_t got = out ? t.mm().as().WriteMemory(GuestAddr(addr), {host + done, n})
+                       : t.mm().as().ReadMemory(GuestAddr(addr), {host + done, n});
+      done += got;
+      if (got < n) break;
+    }
+    return done;
+  }
+};
+
+GuestBuffer OneRange(GuestAddr buf, size_t count) {
+  count = std::min(count, kMaxRw);
+  return {{{reinterpret_cast<void*>(buf.value()), count}}, count};
+}
+
+Result<GuestBuffer> CopyInIovecs(Task& t, GuestAddr addr, int iovcnt) {
   if (iovcnt < 0 || iovcnt > 1024) return Errno(EINVAL);
-  std::vector<struct iovec> v(iovcnt);
+  GuestBuffer b;
+  b.segs.resize(iovcnt);
   if (iovcnt) {
-    SENTRY_TRY(t.CopyInBytes(addr, {reinterpret_cast<uint8_t*>(v.data()), v.size() * sizeof(struct iovec)}));
+    SENTRY_TRY(t.CopyInBytes(
+        addr, {reinterpret_cast<uint8_t*>(b.segs.data()), b.segs.size() * sizeof(struct iovec)}));
   }
-  size_t total = 0;
-  for (auto& i : v) {
+  for (auto& i : b.segs) {
     if (static_cast<ssize_t>(i.iov_len) < 0) return Errno(EINVAL);
-    total += i.iov_len;
-    if (total > kMaxRw) return Errno(EINVAL);
+    // Like Linux, the total is silently cut to MAX_RW_COUNT.
+    i.iov_len = std::min(i.iov_len, kMaxRw - b.total);
+    b.total += i.iov_len;
   }
-  return v;
+  return b;
 }
 
-// Reads the guest buffers of `v` into one host buffer (for writev-style calls).
-Result<std::vector<uint8_t>> Gather(Task& t, const std::vector<struct iovec>& v) {
-  std::vector<uint8_t> data;
-  for (auto& i : v) {
-    size_t at = data.size();
-    data.resize(at + i.iov_len);
-    SENTRY_TRY(t.CopyInBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + at, i.iov_len}));
-  }
-  return data;
-}
-
-// Spreads the first `n` bytes of `data` over the guest buffers of `v` (readv-style calls).
-Result<void> Scatter(Task& t, const std::vector<struct iovec>& v, const std::vector<uint8_t>& data,
-                     size_t n) {
-  size_t done = 0;
-  for (auto& i : v) {
-    size_t c = std::min(i.iov_len, n - done);
-    if (c == 0) break;
-    SENTRY_TRY(t.CopyOutBytes(GuestAddr(reinterpret_cast<uint64_t>(i.iov_base)), {data.data() + done, c}));
-    done += c;
-  }
-  return Ok();
-}
-
-size_t TotalLength(const std::vector<struct iovec>& v) {
-  size_t total = 0;
-  for (auto& i : v) total += i.iov_len;
-  return total;
-}
-
-// Reads into a host buffer, then copies out (positional when off >= 0).
-Result<uint64_t> DoRead(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t count,
-                        int64_t off) {
+// Reads into the guest buffer through a bounded host buffer (positional when off >= 0).
+// Regular files are read in rounds until the buffer is full or the file ends; anything else
+// is read once, since a second read could block after the first returned data.
+Result<uint64_t> DoRead(Task& t, const vfs::FileRef& f, const GuestBuffer& b, int64_t off) {
   if (!f->Readable()) return Errno(EBADF);
-  count = std::min(count, kMaxRw);
-  std::vector<uint8_t> data(std::min<size_t>(count, 1 << 20));
-  size_t n = off >= 0 ? SENTRY_TRY(f->PRead(t, data, off)) : SENTRY_TRY(f->Read(t, data));
-  if (n > 0) vfs::NotifyFile(*f, IN_ACCESS);
-  SENTRY_TRY(t.CopyOutBytes(buf, {data.data(), n}));
-  return n;
+  const vfs::InodeRef& ino = f->inode();
+  bool rounds = ino && S_ISREG(ino->Type());
+  std::vector<uint8_t> data(std::min(b.total, kStage));
+  size_t done = 0;
+  do {
+    std::span<uint8_t> chunk(data.data(), std::min(b.total - done, data.size()));
+    auto r = off >= 0 ? f->PRead(t, chunk, off + done) : f->Read(t, chunk);
+    if (!r.ok()) {
+      if (done > 0) break;
+      return r.error();
+    }
+    size_t copied = b.CopyOut(t, done, chunk.first(*r));
+    done += copied;
+    if (copied < *r) {
+      if (done == 0) return Errno(EFAULT);
+      break;
+    }
+    if (*r < chunk.size()) break;
+  } while (rounds && done < b.total);
+  if (done > 0) vfs::NotifyFile(*f, IN_ACCESS);
+  return done;
 }
 
-Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, GuestAddr buf, size_t count,
-                         int64_t off) {
+// Writes the guest buffer through a bounded host buffer. A fault part-way writes what was
+// readable before it (EFAULT if nothing was); a short or failed round ends the write.
+Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, const GuestBuffer& b, int64_t off) {
   if (!f->Writable()) return Errno(EBADF);
-  count = std::min(count, kMaxRw);
-  std::vector<uint8_t> data(count);
-  SENTRY_TRY(t.CopyInBytes(buf, data));
   SENTRY_TRY(RemovePrivsForWrite(t, f));
-  auto r = off >= 0 ? f->PWrite(t, data, off) : f->Write(t, data);
-  if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
-  if (!r.ok()) return r.error();
-  if (*r > 0) vfs::NotifyFile(*f, IN_MODIFY);
-  return *r;
+  std::vector<uint8_t> data(std::min(b.total, kStage));
+  size_t done = 0;
+  do {
+    size_t want = std::min(b.total - done, data.size());
+    size_t got = b.CopyIn(t, done, {data.data(), want});
+    if (got == 0 && want > 0) {
+      if (done > 0) break;
+      return Errno(EFAULT);
+    }
+    std::span<const uint8_t> chunk(data.data(), got);
+    auto r = off >= 0 ? f->PWrite(t, chunk, off + done) : f->Write(t, chunk);
+    if (!r.ok()) {
+      if (done > 0) break;
+      if (r.error() == EPIPE) RaiseSigpipe(t);
+      return r.error();
+    }
+    done += *r;
+    if (*r < got || got < want) break;
+  } while (done < b.total);
+  if (done > 0) vfs::NotifyFile(*f, IN_MODIFY);
+  return done;
 }
 
 }  // namespace
@@ -101,73 +147,48 @@ Result<void> RemovePrivsForWrite(Task& t, const vfs::FileRef& f) {
 
 Result<uint64_t> SysRead(Task& t, int fd, GuestAddr buf, size_t count) {
   auto f = SENTRY_TRY(GetFile(t, fd));
-  return DoRead(t, f, buf, count, -1);
+  return DoRead(t, f, OneRange(buf, count), -1);
 }
 
 Result<uint64_t> SysWrite(Task& t, int fd, GuestAddr buf, size_t count) {
   auto f = SENTRY_TRY(GetFile(t, fd));
-  return DoWrite(t, f, buf, count, -1);
+  return DoWrite(t, f, OneRange(buf, count), -1);
 }
 
 Result<uint64_t> SysPread64(Task& t, int fd, GuestAddr buf, size_t count, int64_t off) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   if (off < 0) return Errno(EINVAL);
-  return DoRead(t, f, buf, count, off);
+  return DoRead(t, f, OneRange(buf, count), off);
 }
 
 Result<uint64_t> SysPwrite64(Task& t, int fd, GuestAddr buf, size_t count, int64_t off) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   if (off < 0) return Errno(EINVAL);
-  return DoWrite(t, f, buf, count, off);
+  return DoWrite(t, f, OneRange(buf, count), off);
 }
 
 Result<uint64_t> SysReadv(Task& t, int fd, GuestAddr iov, int iovcnt) {
   auto f = SENTRY_TRY(GetFile(t, fd));
-  auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
-  // One read into a host buffer, scattered afterwards: the read is atomic as a whole.
-  if (!f->Readable()) return Errno(EBADF);
-  std::vector<uint8_t> data(TotalLength(v));
-  size_t n = SENTRY_TRY(f->Read(t, data));
-  if (n > 0) vfs::NotifyFile(*f, IN_ACCESS);
-  SENTRY_TRY(Scatter(t, v, data, n));
-  return n;
+  return DoRead(t, f, SENTRY_TRY(CopyInIovecs(t, iov, iovcnt)), -1);
 }
 
 Result<uint64_t> SysWritev(Task& t, int fd, GuestAddr iov, int iovcnt) {
   auto f = SENTRY_TRY(GetFile(t, fd));
-  auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
-  if (!f->Writable()) return Errno(EBADF);
-  std::vector<uint8_t> data = SENTRY_TRY(Gather(t, v));
-  SENTRY_TRY(RemovePrivsForWrite(t, f));
-  auto r = f->Write(t, data);
-  if (!r.ok() && r.error() == EPIPE) RaiseSigpipe(t);
-  if (!r.ok()) return r.error();
-  if (*r > 0) vfs::NotifyFile(*f, IN_MODIFY);
-  return *r;
+  return DoWrite(t, f, SENTRY_TRY(CopyInIovecs(t, iov, iovcnt)), -1);
 }
 
 Result<uint64_t> SysPreadv(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off) {
   auto f = SENTRY_TRY(GetFile(t, fd));
-  auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
+  auto b = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
   if (off < 0) return Errno(EINVAL);
-  if (!f->Readable()) return Errno(EBADF);
-  std::vector<uint8_t> data(TotalLength(v));
-  size_t n = SENTRY_TRY(f->PRead(t, data, off));
-  if (n > 0) vfs::NotifyFile(*f, IN_ACCESS);
-  SENTRY_TRY(Scatter(t, v, data, n));
-  return n;
+  return DoRead(t, f, b, off);
 }
 
 Result<uint64_t> SysPwritev(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off) {
   auto f = SENTRY_TRY(GetFile(t, fd));
-  auto v = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
+  auto b = SENTRY_TRY(CopyInIovecs(t, iov, iovcnt));
   if (off < 0) return Errno(EINVAL);
-  if (!f->Writable()) return Errno(EBADF);
-  std::vector<uint8_t> data = SENTRY_TRY(Gather(t, v));
-  SENTRY_TRY(RemovePrivsForWrite(t, f));
-  size_t n = SENTRY_TRY(f->PWrite(t, data, off));
-  if (n > 0) vfs::NotifyFile(*f, IN_MODIFY);
-  return n;
+  return DoWrite(t, f, b, off);
 }
 
 Result<uint64_t> SysLseek(Task& t, int fd, int64_t off, int whence) {

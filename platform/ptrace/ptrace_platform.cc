@@ -120,6 +120,7 @@ Result<int> PtraceContext::ForkAddressSpace() {
   auto r = StubSyscall(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0, Layout::kStubClone);
   if (!r.ok()) return r.error();
   if (*r < 0) return Errno(static_cast<int>(-*r));
+  StubAddressSpace::NoteFork(static_cast<int>(*r), as_);
   return static_cast<int>(*r);
 }
 
@@ -161,9 +162,7 @@ absl::StatusOr<std::unique_ptr<Context>> PtracePlatform::Attach(
   SENTRY_RETURN_IF_ERROR(SeizeStopped(handle));
   std::shared_ptr<StubAddressSpace> pas;
   if (as == nullptr) {
-    pas = std::make_shared<StubAddressSpace>(handle);
-    auto r = pas->LearnLayout(handle);
-    if (!r.ok()) return r.status();
+    SENTRY_ASSIGN_OR_RETURN(pas, StubAddressSpace::ForForkedStub(handle));
   } else {
     pas = std::static_pointer_cast<StubAddressSpace>(as);
     pas->AddMember(handle);

@@ -386,6 +386,7 @@ Result<int> SeccompContext::CloneThread() {
 Result<int> SeccompContext::ForkAddressSpace() {
   int64_t r = SENTRY_TRY(StubSyscall(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0, Layout::kStubClone));
   if (r < 0) return Errno(static_cast<int>(-r));
+  StubAddressSpace::NoteFork(static_cast<int>(r), as_);
   return static_cast<int>(r);
 }
 
@@ -434,9 +435,7 @@ absl::StatusOr<std::unique_ptr<Context>> SeccompPlatform::Attach(
   SENTRY_RETURN_IF_ERROR(SeizeStopped(handle));
   std::shared_ptr<StubAddressSpace> sas;
   if (as == nullptr) {
-    sas = std::make_shared<StubAddressSpace>(handle);
-    auto r = sas->LearnLayout(handle);
-    if (!r.ok()) return r.status();
+    SENTRY_ASSIGN_OR_RETURN(sas, StubAddressSpace::ForForkedStub(handle));
   } else {
     sas = std::static_pointer_cast<StubAddressSpace>(as);
     sas->AddMember(handle);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
+#include <map>
 #include <string>
 
 #include "sentry/base/status.h"
@@ -84,22 +84,68 @@ int StubAddressSpace::AnyMember() {
 }
 
 absl::StatusOr<std::pair<uint64_t, uint64_t>> StubAddressSpace::LearnLayout(int pid) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  if (!maps) return ErrnoStatus("open /proc/PID/maps of the stub");
+  // A plain read and a hand parse: this runs for every execve, and a fresh stub has only a
+  // handful of mappings.
+  std::string path = "/proc/" + std::to_string(pid) + "/maps";
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open /proc/PID/maps of the stub");
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, n);
+  }
+  close(fd);
   std::pair<uint64_t, uint64_t> stack{0, 0};
-  std::string line;
-  while (std::getline(maps, line)) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    std::string_view line(text.data() + pos, eol - pos);
+    pos = eol + 1;
     uint64_t start, end;
-    if (sscanf(line.c_str(), "%lx-%lx", &start, &end) != 2) continue;
-    if (line.find("[stack]") != std::string::npos) {
+    if (sscanf(std::string(line.substr(0, 40)).c_str(), "%lx-%lx", &start, &end) != 2) continue;
+    if (line.find("[stack]") != std::string_view::npos) {
       stack = {start, end};
       continue;
     }
-    if (line.find("[vsyscall]") != std::string::npos) continue;
-    if (line.find("[vdso]") != std::string::npos) vdso_base_ = start;
+    if (line.find("[vsyscall]") != std::string_view::npos) continue;
+    if (line.find("[vdso]") != std::string_view::npos) vdso_base_ = start;
     reserved_.push_back({start, end});  // stub code, vdso, vvar
   }
   return stack;
+}
+
+namespace {
+absl::Mutex g_fork_mu;
+std::map<int, std::shared_ptr<StubAddressSpace>> g_fork_parents ABSL_GUARDED_BY(g_fork_mu);
+}  // namespace
+
+void StubAddressSpace::NoteFork(int handle, std::shared_ptr<StubAddressSpace> parent) {
+  absl::MutexLock l(&g_fork_mu);
+  g_fork_parents[handle] = std::move(parent);
+}
+
+absl::StatusOr<std::shared_ptr<StubAddressSpace>> StubAddressSpace::ForForkedStub(int handle) {
+  std::shared_ptr<StubAddressSpace> parent;
+  {
+    absl::MutexLock l(&g_fork_mu);
+    auto it = g_fork_parents.find(handle);
+    if (it != g_fork_parents.end()) {
+      parent = std::move(it->second);
+      g_fork_parents.erase(it);
+    }
+  }
+  auto as = std::make_shared<StubAddressSpace>(handle);
+  if (parent) {
+    as->CopyLayout(*parent);
+  } else {
+    auto r = as->LearnLayout(handle);
+    if (!r.ok()) return r.status();
+  }
+  return as;
 }
 
 size_t StubAddressSpace::ReadMemory(GuestAddr addr, std::span<uint8_t> dst) {

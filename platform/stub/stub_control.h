@@ -61,6 +61,16 @@ class StubAddressSpace final : public AddressSpace {
 
   // Reads the host mappings the stub brought with it; returns the stack range to unmap.
   absl::StatusOr<std::pair<uint64_t, uint64_t>> LearnLayout(int pid);
+  // A forked address space has its parent's layout; no need to read /proc/PID/maps.
+  void CopyLayout(const StubAddressSpace& parent) {
+    reserved_ = parent.reserved_;
+    vdso_base_ = parent.vdso_base_;
+  }
+  // The address space of a stub that ForkAddressSpace created as `handle`: its parent's
+  // layout if it was noted, else read from the host.
+  static absl::StatusOr<std::shared_ptr<StubAddressSpace>> ForForkedStub(int handle);
+  // Notes `parent` as the address space forked into stub `handle`.
+  static void NoteFork(int handle, std::shared_ptr<StubAddressSpace> parent);
 
   void AddMember(int tid);
   void RemoveMember(int tid);
