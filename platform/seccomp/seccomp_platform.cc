@@ -399,12 +399,7 @@ void SeccompContext::Kill() {
   as_->RemoveMember(injector_);
   // A stub already reaped is never signalled: its pid may belong to someone else by now.
   for (int tid : {guest_reaped_ ? -1 : guest_, injector_}) {
-    if (tid <= 0) continue;
-    kill(tid, SIGKILL);
-    int status;
-    do {
-      status = WaitFor(tid);
-    } while (!IsDeath(status));
+    if (tid > 0) KillAndReapLater(tid);
   }
   dead_ = true;
   in_notif_ = stopped_ = false;
@@ -418,8 +413,9 @@ absl::StatusOr<std::unique_ptr<Context>> SeccompPlatform::NewAddressSpace() {
   auto as = std::make_shared<StubAddressSpace>(injector);
   auto stack_range = as->LearnLayout(injector);
   if (!stack_range.ok()) return stack_range.status();
-  if (stack_range->second > stack_range->first) {
-    // The host gave the stub a stack; the guest gets its own, so drop it.
+  if (stack_range->second > stack_range->first && stack_range->first < Layout::kGuestTop) {
+    // The host gave the stub a stack where guest mappings go; the guest gets its own, so drop
+    // it. (Without randomization it sits above kGuestTop, out of the guest's reach: kept.)
     bool interrupted = false;
     auto r = InjectSyscall(injector,
                            {SYS_munmap, stack_range->first,

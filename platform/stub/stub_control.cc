@@ -7,10 +7,14 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/personality.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include "sentry/base/status.h"
@@ -30,6 +34,49 @@ int WaitFor(int tid, bool nohang) {
     if (r < 0 && errno == EINTR) continue;
     return -1;
   }
+}
+
+namespace {
+
+// The stubs KillAndReapLater killed and nobody has reaped yet. Any thread of the Sentry may
+// reap a stub that another thread traces (wait(2) without __WNOTHREAD).
+struct Reaper {
+  absl::Mutex mu;
+  std::vector<int> pending ABSL_GUARDED_BY(mu);
+
+  void Loop() {
+    for (;;) {
+      std::vector<int> batch;
+      {
+        absl::MutexLock l(&mu);
+        mu.Await(absl::Condition(
+            +[](std::vector<int>* v) { return !v->empty(); }, &pending));
+        batch.swap(pending);
+      }
+      for (int tid : batch) {
+        while (!IsDeath(WaitFor(tid))) {
+        }
+      }
+    }
+  }
+};
+
+Reaper& TheReaper() {
+  static Reaper* r = [] {
+    auto* reaper = new Reaper;
+    std::thread([reaper] { reaper->Loop(); }).detach();
+    return reaper;
+  }();
+  return *r;
+}
+
+}  // namespace
+
+void KillAndReapLater(int tid) {
+  kill(tid, SIGKILL);
+  Reaper& r = TheReaper();
+  absl::MutexLock l(&r.mu);
+  r.pending.push_back(tid);
 }
 
 absl::Status SeizeStopped(int tid) {
@@ -83,9 +130,33 @@ int StubAddressSpace::AnyMember() {
   return members_.empty() ? -1 : members_.front();
 }
 
+namespace {
+// The host layout every stub starts with. Stubs run without address-space randomization
+// (SpawnChild), from one executable with the same argv and environment, so the first stub's
+// /proc/PID/maps holds for all of them: it is read once, not on every execve.
+struct StubLayout {
+  std::vector<std::pair<uint64_t, uint64_t>> reserved;
+  uint64_t vdso_base = 0;
+  std::pair<uint64_t, uint64_t> stack;
+};
+absl::Mutex g_layout_mu;
+std::optional<StubLayout> g_layout ABSL_GUARDED_BY(g_layout_mu);
+}  // namespace
+
 absl::StatusOr<std::pair<uint64_t, uint64_t>> StubAddressSpace::LearnLayout(int pid) {
-  // A plain read and a hand parse: this runs for every execve, and a fresh stub has only a
-  // handful of mappings.
+  absl::MutexLock l(&g_layout_mu);
+  if (!g_layout) {
+    auto read = ReadLayout(pid);
+    if (!read.ok()) return read.status();
+    g_layout = StubLayout{reserved_, vdso_base_, *read};
+  }
+  reserved_ = g_layout->reserved;
+  vdso_base_ = g_layout->vdso_base;
+  return g_layout->stack;
+}
+
+absl::StatusOr<std::pair<uint64_t, uint64_t>> StubAddressSpace::ReadLayout(int pid) {
+  // A plain read and a hand parse: a fresh stub has only a handful of mappings.
   std::string path = "/proc/" + std::to_string(pid) + "/maps";
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open /proc/PID/maps of the stub");
@@ -255,6 +326,8 @@ int SpawnChild(void* arg) {
   } else {
     syscall(SYS_close_range, fd + 1, ~0u, 0);
   }
+  // No address-space randomization: every stub then has the same host layout (LearnLayout).
+  if (syscall(SYS_personality, ADDR_NO_RANDOMIZE) < 0) syscall(SYS_exit, 127);
   char name[] = "sentry-stub";
   char* argv[] = {name, nullptr};
   char* envp[] = {nullptr};

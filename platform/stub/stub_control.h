@@ -28,6 +28,11 @@ inline bool IsDeath(int status) {
   return status == -1 || (status >= 0 && (WIFEXITED(status) || WIFSIGNALED(status)));
 }
 
+// SIGKILLs stub `tid` and reaps it on a background thread, so the caller does not wait while
+// the host tears the process down (~100-200 us for a forked address space here). The pid
+// stays taken until it is reaped, so nothing else is ever signalled by mistake.
+void KillAndReapLater(int tid);
+
 // Seizes a stub that stopped itself (or is about to) and waits for that stop.
 absl::Status SeizeStopped(int tid);
 
@@ -61,6 +66,8 @@ class StubAddressSpace final : public AddressSpace {
 
   // Reads the host mappings the stub brought with it; returns the stack range to unmap.
   absl::StatusOr<std::pair<uint64_t, uint64_t>> LearnLayout(int pid);
+  // LearnLayout's first reading, from /proc/PID/maps.
+  absl::StatusOr<std::pair<uint64_t, uint64_t>> ReadLayout(int pid);
   // A forked address space has its parent's layout; no need to read /proc/PID/maps.
   void CopyLayout(const StubAddressSpace& parent) {
     reserved_ = parent.reserved_;

@@ -57,6 +57,65 @@ std::string MapName(kernel::Task& t, const vfs::FileRef& f) {
   return t.kernel().vfs().PathString(t.fs().root(), {f->mount(), f->dentry()});
 }
 
+// Maps one PT_LOAD segment as Linux's ELF loader does: the file pages straight from the host
+// fd (shared with the host page cache), the tail of the last file page zeroed, and anonymous
+// pages for the rest of the bss. Returns false (and maps nothing) when the file cannot be
+// mapped directly: not host-backed, or a platform that cannot map host fds.
+Result<bool> MapSegmentFromFile(platform::Context& ctx, mm::MemoryManager& mm,
+                                const vfs::FileRef& f, const Elf64_Phdr& p, uint64_t bias,
+                                const std::string& name) {
+  int host_fd = f->HostFd();
+  if (host_fd < 0 || p.p_filesz == 0) return false;
+  if ((p.p_vaddr & (kPageSize - 1)) != (p.p_offset & (kPageSize - 1))) return Errno(ENOEXEC);
+  int prot = ProtOf(p.p_flags);
+  uint64_t start = PageRoundDown(bias + p.p_vaddr);
+  uint64_t file_end = bias + p.p_vaddr + p.p_filesz;
+  uint64_t file_page_end = PageRoundUp(file_end);
+  uint64_t end = PageRoundUp(bias + p.p_vaddr + p.p_memsz);
+  bool zero_tail = p.p_memsz > p.p_filesz && file_end < file_page_end;
+  // The zeroed tail needs a writable page; a read-only bss (rare) gets its protection after.
+  int map_prot = zero_tail ? prot | PROT_WRITE : prot;
+  Result<uint64_t> at = mm.Map(ctx, start, file_page_end - start, map_prot,
+                               MAP_PRIVATE | MAP_FIXED, name, host_fd,
+                               PageRoundDown(p.p_offset));
+  if (!at.ok()) {
+    if (at.error().code() == EOPNOTSUPP) return false;
+    return at.error();
+  }
+  if (zero_tail) {
+    std::vector<uint8_t> zeros(file_page_end - file_end);
+    if (mm.as().WriteMemory(GuestAddr(file_end), zeros) != zeros.size()) return Errno(ENOMEM);
+    if (map_prot != prot) SENTRY_TRY(mm.Protect(ctx, start, file_page_end - start, prot));
+  }
+  if (end > file_page_end) {
+    SENTRY_TRY(mm.MapAnonymous(ctx, file_page_end, end - file_page_end, prot,
+                               MAP_PRIVATE | MAP_FIXED, name));
+  }
+  return true;
+}
+
+// Maps one PT_LOAD segment by copying: private anonymous pages filled from the file, given
+// their protection later (the pages must stay writable while later segments that share a
+// page are copied in). `*mapped_end` is where the previous copied segment's pages ended.
+Result<void> CopySegment(kernel::Task& t, platform::Context& ctx, mm::MemoryManager& mm,
+                         const vfs::FileRef& f, const Elf64_Phdr& p, uint64_t bias,
+                         const std::string& name, uint64_t* mapped_end) {
+  uint64_t start = PageRoundDown(bias + p.p_vaddr);
+  uint64_t end = PageRoundUp(bias + p.p_vaddr + p.p_memsz);
+  uint64_t map_from = std::max(start, *mapped_end);
+  if (end > map_from) {
+    SENTRY_TRY(mm.MapAnonymous(ctx, map_from, end - map_from, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_FIXED, name));
+  }
+  std::vector<uint8_t> data(p.p_filesz);
+  SENTRY_TRY(ReadAt(t, f, data, p.p_offset));
+  if (mm.as().WriteMemory(GuestAddr(bias + p.p_vaddr), data) != data.size()) {
+    return Errno(ENOMEM);
+  }
+  *mapped_end = std::max(*mapped_end, end);
+  return Ok();
+}
+
 // Maps the PT_LOAD segments at `bias` (ET_DYN: chosen here when bias == 0).
 Result<uint64_t> MapSegments(kernel::Task& t, platform::Context& ctx, mm::MemoryManager& mm,
                              const vfs::FileRef& f, const Image& im, uint64_t* brk,
@@ -76,28 +135,21 @@ Result<uint64_t> MapSegments(kernel::Task& t, platform::Context& ctx, mm::Memory
     uint64_t at = SENTRY_TRY(mm.MapAnonymous(ctx, dyn_base, hi - lo, PROT_NONE, MAP_PRIVATE | fixed));
     bias = at - lo;
   }
+  std::string name = MapName(t, f);
+  // Segments are mapped in order, each MAP_FIXED over whatever an earlier one left on a page
+  // they share, as Linux does. Copied segments get their protection at the end.
+  std::vector<const Elf64_Phdr*> copied;
   uint64_t mapped_end = 0;
   for (const auto& p : im.ph) {
     if (p.p_type != PT_LOAD) continue;
-    uint64_t start = PageRoundDown(bias + p.p_vaddr);
-    uint64_t end = PageRoundUp(bias + p.p_vaddr + p.p_memsz);
-    uint64_t map_from = std::max(start, mapped_end);
-    if (end > map_from) {
-      SENTRY_TRY(mm.MapAnonymous(ctx, map_from, end - map_from, PROT_READ | PROT_WRITE,
-                                 MAP_PRIVATE | MAP_FIXED, MapName(t, f)));
-    }
-    std::vector<uint8_t> data(p.p_filesz);
-    SENTRY_TRY(ReadAt(t, f, data, p.p_offset));
-    if (mm.as().WriteMemory(GuestAddr(bias + p.p_vaddr), data) != data.size()) {
-      return Errno(ENOMEM);
-    }
-    mapped_end = std::max(mapped_end, end);
+    if (copied.empty() && SENTRY_TRY(MapSegmentFromFile(ctx, mm, f, p, bias, name))) continue;
+    SENTRY_TRY(CopySegment(t, ctx, mm, f, p, bias, name, &mapped_end));
+    copied.push_back(&p);
   }
-  for (const auto& p : im.ph) {
-    if (p.p_type != PT_LOAD) continue;
-    uint64_t start = PageRoundDown(bias + p.p_vaddr);
-    uint64_t end = PageRoundUp(bias + p.p_vaddr + p.p_memsz);
-    SENTRY_TRY(mm.Protect(ctx, start, end - start, ProtOf(p.p_flags)));
+  for (const Elf64_Phdr* p : copied) {
+    uint64_t start = PageRoundDown(bias + p->p_vaddr);
+    uint64_t end = PageRoundUp(bias + p->p_vaddr + p->p_memsz);
+    SENTRY_TRY(mm.Protect(ctx, start, end - start, ProtOf(p->p_flags)));
   }
   if (brk) *brk = bias + hi;
   return bias;
