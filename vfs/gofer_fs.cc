@@ -11,6 +11,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <array>
+
+#include <unordered_set>
 #include "vfs/file.h"
 #include "vfs/mem_inode.h"
 
@@ -25,11 +28,42 @@ namespace {
 
 class GoferInode;
 
+// A donated host fd, closed with its last user. A regular file's read-only fd is shared by
+// every read-only open of it: the descriptions keep their own offsets (pread), so they
+// need nothing of the fd but the file.
+struct SharedHostFd {
+  explicit SharedHostFd(int fd) : fd(fd) {}
+  ~SharedHostFd() { close(fd); }
+  SharedHostFd(const SharedHostFd&) = delete;
+  SharedHostFd& operator=(const SharedHostFd&) = delete;
+  const int fd;
+};
+
+// The read-only fds opened most recently stay open after their last close, so that a file
+// opened again and again (ld.so.cache and libc.so.6 at every execve, headers, modules) costs
+// no gofer round trip. A fixed number of host fds.
+class RecentFds {
+ public:
+  void Keep(std::shared_ptr<SharedHostFd> fd) {
+    absl::MutexLock l(&mu_);
+    ring_[next_++ % ring_.size()] = std::move(fd);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::array<std::shared_ptr<SharedHostFd>, 128> ring_ ABSL_GUARDED_BY(mu_);
+  size_t next_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+RecentFds& Recent() {
+  static auto* r = new RecentFds;
+  return *r;
+}
+
 // A regular file opened through the gofer: reads and writes go to the donated host fd.
 class HostFileDescription final : public FileDescription {
  public:
-  HostFileDescription(int fd, int flags, std::shared_ptr<GoferInode> ino);
-  ~HostFileDescription() override { close(fd_); }
+  HostFileDescription(std::shared_ptr<SharedHostFd> fd, int flags, std::shared_ptr<GoferInode> ino);
 
   Result<size_t> Read(Blocker&, std::span<uint8_t> dst) override {
     if (!Readable()) return Errno(EBADF);
@@ -76,7 +110,8 @@ class HostFileDescription final : public FileDescription {
   int HostFd() const override { return fd_; }
 
  private:
-  const int fd_;
+  const std::shared_ptr<SharedHostFd> host_fd_;
+  const int fd_;  // host_fd_->fd
   std::shared_ptr<GoferInode> ino_;
 };
 
@@ -103,6 +138,12 @@ class GoferInode final : public Inode {
     absl::MutexLock l(&mu_);
     valid_ = false;
   }
+  // A directory change that may create `name` here.
+  void Invalidate(const std::string& name) {
+    absl::MutexLock l(&mu_);
+    valid_ = false;
+    absent_.erase(name);
+  }
   dev_t dev() const { return sb_->dev; }
 
   Result<void> SetAttr(const SetAttrRequest& r) override {
@@ -119,8 +160,16 @@ class GoferInode final : public Inode {
   }
 
   Result<InodeRef> Lookup(const std::string& name) override {
-    gofer::Node n = SENTRY_TRY(sb_->client->Walk(h_, name));
-    return Wrap(n);
+    {
+      absl::MutexLock l(&mu_);
+      if (absent_.count(name) != 0) return Errno(ENOENT);
+    }
+    Result<gofer::Node> n = sb_->client->Walk(h_, name);
+    if (!n.ok()) {
+      if (n.error().code() == ENOENT) NoteAbsent(name);
+      return n.error();
+    }
+    return Wrap(*n);
   }
   Result<std::vector<DirEntry>> ReadDir() override {
     auto entries = SENTRY_TRY(sb_->client->ReadDir(h_));
@@ -131,7 +180,7 @@ class GoferInode final : public Inode {
   }
   Result<InodeRef> Mknod(const std::string& name, uint32_t mode, dev_t rdev,
                          const Creds& c) override {
-    Invalidate();
+    Invalidate(name);
     if (S_ISREG(mode)) {
       auto [node, fd] = SENTRY_TRY(sb_->client->Create(h_, name, O_RDWR, mode & 07777, c.uid,
                                                        c.gid));
@@ -143,18 +192,18 @@ class GoferInode final : public Inode {
     return Wrap(SENTRY_TRY(sb_->client->Mknod(h_, name, mode, c.uid, c.gid)));
   }
   Result<InodeRef> Mkdir(const std::string& name, uint32_t mode, const Creds& c) override {
-    Invalidate();
+    Invalidate(name);
     return Wrap(SENTRY_TRY(sb_->client->Mkdir(h_, name, mode, c.uid, c.gid)));
   }
   Result<InodeRef> Symlink(const std::string& name, const std::string& target,
                            const Creds& c) override {
-    Invalidate();
+    Invalidate(name);
     return Wrap(SENTRY_TRY(sb_->client->Symlink(h_, name, target, c.uid, c.gid)));
   }
   Result<void> Link(const std::string& name, const InodeRef& target) override {
     auto* t = dynamic_cast<GoferInode*>(target.get());
     if (!t || t->sb_ != sb_) return Errno(EXDEV);
-    Invalidate();
+    Invalidate(name);
     t->Invalidate();
     return sb_->client->Link(h_, name, t->h_);
   }
@@ -166,8 +215,8 @@ class GoferInode final : public Inode {
                       unsigned flags) override {
     auto* nd = dynamic_cast<GoferInode*>(&new_dir);
     if (!nd || nd->sb_ != sb_) return Errno(EXDEV);
-    Invalidate();
-    nd->Invalidate();
+    Invalidate(old_name);  // RENAME_EXCHANGE may bring a file to the old name
+    nd->Invalidate(new_name);
     return sb_->client->Rename(h_, old_name, nd->h_, new_name, flags);
   }
   Result<std::string> ReadLink() override {
@@ -178,14 +227,21 @@ class GoferInode final : public Inode {
   }
   Result<FileRef> Open(int flags) override {
     if (type_ == S_IFCHR || type_ == S_IFBLK || type_ == S_IFSOCK) return Errno(ENXIO);
-    int fd = TakeStashedFd();
-    if (fd < 0) {
-      fd = SENTRY_TRY(sb_->client->Open(h_, flags & (O_ACCMODE | O_APPEND)));
-    } else if (flags & O_APPEND) {
-      fcntl(fd, F_SETFL, O_APPEND);
-    }
     auto self = std::static_pointer_cast<GoferInode>(shared_from_this());
-    return FileRef(std::make_shared<HostFileDescription>(fd, flags, std::move(self)));
+    std::shared_ptr<SharedHostFd> fd;
+    bool shareable = type_ == S_IFREG && (flags & O_ACCMODE) == O_RDONLY;
+    if (shareable) fd = SharedReadFd();
+    if (!fd) {
+      int host_fd = TakeStashedFd();
+      if (host_fd < 0) {
+        host_fd = SENTRY_TRY(sb_->client->Open(h_, flags & (O_ACCMODE | O_APPEND)));
+      } else if (flags & O_APPEND) {
+        fcntl(host_fd, F_SETFL, O_APPEND);
+      }
+      fd = std::make_shared<SharedHostFd>(host_fd);
+      if (shareable) ShareReadFd(fd);
+    }
+    return FileRef(std::make_shared<HostFileDescription>(std::move(fd), flags, std::move(self)));
   }
   Result<struct statfs> StatFs() override { return sb_->client->StatFs(h_); }
   Result<std::string> GetXattr(const std::string& name) override {
@@ -201,6 +257,24 @@ class GoferInode final : public Inode {
 
  private:
   InodeRef Wrap(const gofer::Node& n) { return std::make_shared<GoferInode>(sb_, n); }
+  // Negative lookups are remembered (the mount is the sandbox's alone, so only our own
+  // changes can create a name, and each such change forgets it), up to a bound per
+  // directory so that a guest probing random names cannot grow the Sentry without limit.
+  void NoteAbsent(const std::string& name) {
+    absl::MutexLock l(&mu_);
+    if (absent_.size() < kMaxAbsent) absent_.insert(name);
+  }
+  std::shared_ptr<SharedHostFd> SharedReadFd() {
+    absl::MutexLock l(&mu_);
+    return read_fd_.lock();
+  }
+  void ShareReadFd(const std::shared_ptr<SharedHostFd>& fd) {
+    {
+      absl::MutexLock l(&mu_);
+      read_fd_ = fd;
+    }
+    Recent().Keep(fd);
+  }
   void SetCached(const struct stat& st) {
     absl::MutexLock l(&mu_);
     st_ = st;
@@ -225,10 +299,14 @@ class GoferInode final : public Inode {
   bool valid_ ABSL_GUARDED_BY(mu_) = false;
   std::string link_target_ ABSL_GUARDED_BY(mu_);
   int stashed_fd_ ABSL_GUARDED_BY(mu_) = -1;
+  static constexpr size_t kMaxAbsent = 1024;
+  std::unordered_set<std::string> absent_ ABSL_GUARDED_BY(mu_);
+  std::weak_ptr<SharedHostFd> read_fd_ ABSL_GUARDED_BY(mu_);  // shared by read-only opens
 };
 
-HostFileDescription::HostFileDescription(int fd, int flags, std::shared_ptr<GoferInode> ino)
-    : FileDescription(flags), fd_(fd), ino_(std::move(ino)) {}
+HostFileDescription::HostFileDescription(std::shared_ptr<SharedHostFd> fd, int flags,
+                                         std::shared_ptr<GoferInode> ino)
+    : FileDescription(flags), host_fd_(std::move(fd)), fd_(host_fd_->fd), ino_(std::move(ino)) {}
 
 Result<size_t> HostFileDescription::Write(Blocker&, std::span<const uint8_t> src) {
   if (!Writable()) return Errno(EBADF);
