@@ -144,6 +144,16 @@ Result<struct stat> Client::Stat(Handle h) {
   return RawReply<struct stat>(Call(Code(Op::kStat), Writer().U64(h).Take(), nullptr));
 }
 
+Result<std::pair<Node, int>> Client::WalkOpen(Handle dir, const std::string& name) {
+  int fd = -1;
+  Result<Node> n = NodeReply(Call(Code(Op::kWalkOpen), Writer().U64(dir).Str(name).Take(), &fd));
+  if (!n.ok()) {
+    if (fd >= 0) close(fd);
+    return n.error();
+  }
+  return std::make_pair(*n, fd);
+}
+
 Result<int> Client::Open(Handle h, int flags) {
   int fd = -1;
   SENTRY_TRY(Call(Code(Op::kOpen), Writer().U64(h).I32(flags).Take(), &fd));

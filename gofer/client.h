@@ -72,6 +72,9 @@ class Client {
   // contains '/' (EINVAL otherwise). Never follows a symlink: a symlink is returned as such.
   // ENOENT if absent, ENOTDIR if `dir` is no directory.
   Result<Node> Walk(Handle dir, const std::string& name);
+  // Walk for an open: also returns a read-only host fd the caller owns when the node is a
+  // regular file the host lets the gofer open, else -1.
+  Result<std::pair<Node, int>> WalkOpen(Handle dir, const std::string& name);
   Result<struct stat> Stat(Handle h);
 
   // Opens a non-directory for I/O and returns a new host fd the caller owns. `flags`:

@@ -6,7 +6,7 @@
 //
 //   request: u32 op, then the op's arguments
 //   reply:   i32 errno (0 = success), then the op's results if errno == 0; at most one fd
-//            rides along as SCM_RIGHTS (Open, Create)
+//            rides along as SCM_RIGHTS (Open, Create, WalkOpen)
 //
 // Strings are u32 length + bytes. kClose is one-way: it has no reply. Right after start-up the
 // gofer sends one unsolicited reply (errno 0, payload kHello) to say it is serving.
@@ -33,6 +33,8 @@
 //   kSetXattr    h, str name, str value, i32 flags   -> ()
 //   kRemoveXattr h, str name                         -> ()
 //   kClose       h                                   (no reply)
+//   kWalkOpen    h dir, str name                     -> h, st, (fd: a regular file opened
+//                                                       read-only, when the host allows it)
 //
 // kReadDir is paged: the client repeats it with next_offset until eof; offsets are the host
 // directory's own d_off cookies.
@@ -67,6 +69,7 @@ enum class Op : uint32_t {
   kSetXattr,
   kRemoveXattr,
   kClose,
+  kWalkOpen,  // a walk for an open: saves the kOpen round trip that would follow
 };
 
 // Upper bound of one message either way: a 64 KiB xattr value plus its name and header.

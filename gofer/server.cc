@@ -48,6 +48,8 @@ Result<void> Server::Dispatch(Op op, Reader& in, Writer& out) {
       return Stat(in, out);
     case Op::kOpen:
       return Open(in, out);
+    case Op::kWalkOpen:
+      return WalkOpen(in, out);
     case Op::kCreate:
       return Create(in, out);
     case Op::kMkdir:

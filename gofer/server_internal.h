@@ -53,6 +53,7 @@ class Server {
   Result<void> Walk(Reader& in, Writer& out);
   Result<void> Stat(Reader& in, Writer& out);
   Result<void> Open(Reader& in, Writer& out);
+  Result<void> WalkOpen(Reader& in, Writer& out);
   Result<void> ReadLink(Reader& in, Writer& out);
   Result<void> ReadDir(Reader& in, Writer& out);
   Result<void> StatFs(Reader& in, Writer& out);
@@ -78,7 +79,8 @@ class Server {
   Result<AtTarget> Target(const HandleEntry& e);
   Result<struct stat> StatOf(const HandleEntry& e);
   // Walks `name` in `dir`: adds a handle for it and writes "h, st" to `out`.
-  Result<void> AddChild(Handle dir, const std::string& name, Writer& out);
+  // Returns the child's attributes.
+  Result<struct stat> AddChild(Handle dir, const std::string& name, Writer& out);
   // An fd for f*xattr calls on `e`: the directory fd, or a fresh O_RDONLY fd of a regular
   // file (`*owned` set). EOPNOTSUPP for other file types.
   Result<int> XattrFd(const HandleEntry& e, bool* owned);

@@ -80,7 +80,7 @@ Result<struct stat> Server::StatOf(const HandleEntry& e) {
   return st;
 }
 
-Result<void> Server::AddChild(Handle dir, const std::string& name, Writer& out) {
+Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer& out) {
   HandleEntry* d = SENTRY_TRY(LookupDir(dir));
   struct stat st;
   if (fstatat(d->fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Errno(errno);
@@ -97,7 +97,7 @@ Result<void> Server::AddChild(Handle dir, const std::string& name, Writer& out) 
     h = table_.AddFile(dir, name);
   }
   out.U64(h).Raw(st);
-  return Ok();
+  return st;
 }
 
 Result<void> Server::Attach(Reader& in, Writer& out) {
@@ -123,7 +123,30 @@ Result<void> Server::Walk(Reader& in, Writer& out) {
   std::string name = in.Str();
   SENTRY_TRY(EndOfArgs(in));
   SENTRY_TRY(CheckName(name));
-  return AddChild(dir, name, out);
+  SENTRY_TRY(AddChild(dir, name, out));
+  return Ok();
+}
+
+Result<void> Server::WalkOpen(Reader& in, Writer& out) {
+  Handle dir = in.U64();
+  std::string name = in.Str();
+  SENTRY_TRY(EndOfArgs(in));
+  SENTRY_TRY(CheckName(name));
+  struct stat st = SENTRY_TRY(AddChild(dir, name, out));
+  if (!S_ISREG(st.st_mode)) return Ok();
+  // The walk stands whatever the open does: a file the host will not open (or that changed
+  // since fstatat) simply comes without an fd, and the Sentry's own kOpen reports why.
+  HandleEntry* d = SENTRY_TRY(LookupDir(dir));
+  int fd = openat(d->fd, name.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return Ok();
+  struct stat opened;
+  if (fstat(fd, &opened) != 0 || opened.st_dev != st.st_dev || opened.st_ino != st.st_ino ||
+      !S_ISREG(opened.st_mode) || fcntl(fd, F_SETFL, O_RDONLY) != 0) {
+    close(fd);
+    return Ok();
+  }
+  reply_fd_ = fd;
+  return Ok();
 }
 
 Result<void> Server::Stat(Reader& in, Writer& out) {

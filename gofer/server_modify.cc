@@ -96,7 +96,8 @@ Result<void> Server::Mkdir(Reader& in, Writer& out) {
   SENTRY_TRY(CheckWritable(*d));
   if (mkdirat(d->fd, name.c_str(), mode & 07777) != 0) return Errno(errno);
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
-  return AddChild(dir, name, out);
+  SENTRY_TRY(AddChild(dir, name, out));
+  return Ok();
 }
 
 Result<void> Server::Symlink(Reader& in, Writer& out) {
@@ -112,7 +113,8 @@ Result<void> Server::Symlink(Reader& in, Writer& out) {
   SENTRY_TRY(CheckWritable(*d));
   if (symlinkat(target.c_str(), d->fd, name.c_str()) != 0) return Errno(errno);
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
-  return AddChild(dir, name, out);
+  SENTRY_TRY(AddChild(dir, name, out));
+  return Ok();
 }
 
 Result<void> Server::Mknod(Reader& in, Writer& out) {
@@ -127,7 +129,8 @@ Result<void> Server::Mknod(Reader& in, Writer& out) {
   SENTRY_TRY(CheckWritable(*d));
   if (mknodat(d->fd, name.c_str(), type | (mode & 07777), 0) != 0) return Errno(errno);
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
-  return AddChild(dir, name, out);
+  SENTRY_TRY(AddChild(dir, name, out));
+  return Ok();
 }
 
 Result<void> Server::Link(Reader& in, Writer& /*out*/) {

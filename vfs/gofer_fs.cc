@@ -171,6 +171,21 @@ class GoferInode final : public Inode {
     }
     return Wrap(*n);
   }
+  Result<InodeRef> LookupForRead(const std::string& name) override {
+    {
+      absl::MutexLock l(&mu_);
+      if (absent_.count(name) != 0) return Errno(ENOENT);
+    }
+    auto r = sb_->client->WalkOpen(h_, name);
+    if (!r.ok()) {
+      if (r.error().code() == ENOENT) NoteAbsent(name);
+      return r.error();
+    }
+    auto [node, fd] = *r;
+    auto ino = std::make_shared<GoferInode>(sb_, node);
+    if (fd >= 0) ino->ShareReadFd(std::make_shared<SharedHostFd>(fd));
+    return InodeRef(ino);
+  }
   Result<std::vector<DirEntry>> ReadDir() override {
     auto entries = SENTRY_TRY(sb_->client->ReadDir(h_));
     std::vector<DirEntry> out;

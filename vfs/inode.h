@@ -79,6 +79,9 @@ class Inode : public std::enable_shared_from_this<Inode> {
 
   // Directories. Defaults fail with ENOTDIR.
   virtual Result<InodeRef> Lookup(const std::string& name);
+  // Lookup of a name about to be opened for reading: a file system whose open costs a round
+  // trip may open the file on the way (the gofer's kWalkOpen).
+  virtual Result<InodeRef> LookupForRead(const std::string& name) { return Lookup(name); }
   virtual Result<std::vector<DirEntry>> ReadDir();
   // Regular files, FIFOs, sockets and device nodes (`mode` holds the type).
   virtual Result<InodeRef> Mknod(const std::string& name, uint32_t mode, dev_t rdev,

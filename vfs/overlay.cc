@@ -73,6 +73,10 @@ class OverlayInode final : public Inode {
     absl::MutexLock l(&sb_->mu_);
     return LookupLocked(name);
   }
+  Result<InodeRef> LookupForRead(const std::string& name) override {
+    absl::MutexLock l(&sb_->mu_);
+    return LookupLocked(name, /*for_read=*/true);
+  }
 
   Result<std::vector<DirEntry>> ReadDir() override {
     absl::MutexLock l(&sb_->mu_);
@@ -159,7 +163,7 @@ class OverlayInode final : public Inode {
     return upper_ ? upper_ : lower_;
   }
 
-  Result<InodeRef> LookupLocked(const std::string& name)
+  Result<InodeRef> LookupLocked(const std::string& name, bool for_read = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
     if (!IsDir()) return Errno(ENOTDIR);
     if (auto it = children_.find(name); it != children_.end()) return InodeRef(it->second);
@@ -175,7 +179,8 @@ class OverlayInode final : public Inode {
     bool lower_visible = lower_ && !opaque_ && !whiteouts_.count(name) &&
                          !lower_absent_.count(name) && (!up || up->IsDir());
     if (lower_visible) {
-      auto r = lower_->Lookup(name);
+      auto r = up ? lower_->Lookup(name) : for_read ? lower_->LookupForRead(name)
+                                                    : lower_->Lookup(name);
       if (r.ok()) {
         low = *r;
         if (up && !low->IsDir()) low = nullptr;  // an upper dir over a lower file: opaque

@@ -78,15 +78,16 @@ struct Vfs::Walker {
   const Context& ctx;
   int links = 0;
   FileRef magic;  // set when a walk ends on a magic link to a file with no place
+  bool read_intent = false;  // the walk's last component is to be opened for reading
 
-  Result<Path> Step(const Path& dir, const std::string& name) {
+  Result<Path> Step(const Path& dir, const std::string& name, bool for_read = false) {
     if (!dir.inode()->IsDir()) return Errno(ENOTDIR);
     auto st = SENTRY_TRY(StatOf(dir.inode()));
     SENTRY_TRY(CheckPermission(ctx.creds, st, kMayExec));
     if (name == ".") return dir;
     if (name == "..") return vfs.Parent(ctx, dir);
     if (name.size() > NAME_MAX) return Errno(ENAMETOOLONG);
-    DentryRef child = SENTRY_TRY(vfs.Child(dir.d, name));
+    DentryRef child = SENTRY_TRY(vfs.Child(dir.d, name, for_read));
     absl::MutexLock l(&vfs.mu_);
     return vfs.CrossMounts({dir.mnt, child});
   }
@@ -129,7 +130,7 @@ struct Vfs::Walker {
     bool trailing = false;
     auto [parent, last] = SENTRY_TRY(WalkParent(start, path, &trailing));
     if (last.empty()) return parent;
-    Path p = SENTRY_TRY(Step(parent, last));
+    Path p = SENTRY_TRY(Step(parent, last, std::exchange(read_intent, false)));
     if (follow || trailing) p = SENTRY_TRY(Follow(parent, std::move(p)));
     if (trailing && !p.inode()->IsDir()) return Errno(ENOTDIR);
     return p;
@@ -174,14 +175,15 @@ Vfs::Vfs(InodeRef root_inode, std::string fstype, std::string source, int flags)
 
 Path Vfs::Root() { return {root_mount_, root_mount_->root_}; }
 
-Result<DentryRef> Vfs::Child(const DentryRef& dir, const std::string& name) {
+Result<DentryRef> Vfs::Child(const DentryRef& dir, const std::string& name, bool for_read) {
   {
     absl::MutexLock l(&mu_);
     if (dir->deleted_) return Errno(ENOENT);
     auto it = dir->children_.find(name);
     if (it != dir->children_.end() && it->second->inode()->Valid()) return it->second;
   }
-  InodeRef ino = SENTRY_TRY(dir->inode()->Lookup(name));
+  InodeRef ino =
+      SENTRY_TRY(for_read ? dir->inode()->LookupForRead(name) : dir->inode()->Lookup(name));
   absl::MutexLock l(&mu_);
   auto& slot = dir->children_[name];
   if (!slot || slot->inode() != ino) slot = std::make_shared<Dentry>(name, dir, std::move(ino));
@@ -277,6 +279,7 @@ Result<FileRef> Vfs::Open(const Context& ctx, const Path& start, const std::stri
   Walker w{*this, ctx};
   if (!(flags & O_CREAT)) {
     bool follow = !(flags & O_NOFOLLOW);
+    w.read_intent = (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_PATH | O_TRUNC));
     Path p = SENTRY_TRY(w.Walk(start, path, follow));
     if (w.magic) return w.magic;  // reopening /proc/self/fd/N of a pipe: the same file
     return OpenPath(ctx, p, flags);

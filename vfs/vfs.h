@@ -154,7 +154,8 @@ class Vfs {
 
  private:
   struct Walker;
-  Result<DentryRef> Child(const DentryRef& dir, const std::string& name);
+  // `for_read`: the child is about to be opened for reading (Inode::LookupForRead).
+  Result<DentryRef> Child(const DentryRef& dir, const std::string& name, bool for_read = false);
   Path CrossMounts(Path p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AddMount(const Path& target, MountRef m);
   Path ParentLocked(const Path& root, const Path& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
