@@ -26,10 +26,14 @@ using Registers = user_regs_struct;
 // The guest address-space layout the platform reserves for itself.
 struct Layout {
   static constexpr uint64_t kStubBase = 0x7fc000000000;  // stub code, see stub/stub.S
-  static constexpr uint64_t kStubSize = 0x1000;
+  static constexpr uint64_t kStubSize = 0x2000;           // the code page and the scratch page
   static constexpr uint64_t kStubInject = kStubBase + 0x100;
   static constexpr uint64_t kStubClone = kStubBase + 0x200;
   static constexpr uint64_t kStubFilter = kStubBase + 0x380;  // the seccomp platform's filter
+  // A writable page for the arguments of injected syscalls. Guest code can write it too, so
+  // what the Sentry reads back from it is validated like any guest memory.
+  static constexpr uint64_t kStubScratch = kStubBase + 0x1000;
+  static constexpr uint64_t kStubScratchSize = 0x1000;
   // Guest mappings stay below this; the host places the vDSO and vvar above it.
   static constexpr uint64_t kGuestTop = 0x7ef000000000;
   static constexpr uint64_t kGuestBottom = 0x10000;  // mmap_min_addr

@@ -216,7 +216,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(6, "lstat", SysLstat, Arg::kStr, Arg::kPtr),
     FULL(7, "poll", SysPoll, Arg::kPtr, Arg::kUint, Arg::kInt),
     FULL(8, "lseek", SysLseek, Arg::kFd, Arg::kInt, Arg::kInt),
-    PARTIAL(9, "mmap", SysMmap, "gofer files map the donated host fd; other files are private copies (shared writable ones refused); MAP_HUGETLB: ENOMEM, no huge pages", Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kHex, Arg::kFd, Arg::kHex),
+    PARTIAL(9, "mmap", SysMmap, "gofer files map the donated host fd on both platforms (shared page cache, real MAP_SHARED, SIGBUS past EOF); other files (tmpfs, overlay upper) are private copies (shared writable ones refused); MAP_HUGETLB: ENOMEM, no huge pages", Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kHex, Arg::kFd, Arg::kHex),
     FULL(10, "mprotect", SysMprotect, Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(11, "munmap", SysMunmap, Arg::kPtr, Arg::kUint),
     FULL(12, "brk", SysBrk, Arg::kPtr),

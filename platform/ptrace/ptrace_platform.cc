@@ -93,6 +93,11 @@ Result<int64_t> PtraceContext::StubSyscall(uint64_t nr, uint64_t a0, uint64_t a1
   return r;
 }
 
+Result<int> PtraceContext::LendFd(int host_fd) {
+  if (dead_) return Errno(ESRCH);
+  return as_->LendFd(*this, host_fd);
+}
+
 Result<std::vector<uint8_t>> PtraceContext::GetFpState() {
   std::vector<uint8_t> buf(16384);
   struct iovec iov = {buf.data(), buf.size()};
@@ -143,8 +148,12 @@ void PtraceContext::Kill() {
 PtracePlatform::~PtracePlatform() = default;
 
 absl::StatusOr<std::unique_ptr<Context>> PtracePlatform::NewAddressSpace() {
-  SENTRY_ASSIGN_OR_RETURN(int pid, SpawnStub(stub_fd_));
+  // Every address space gets a fresh channel: its stubs then share it only with the threads
+  // and forks that descend from them.
+  SENTRY_ASSIGN_OR_RETURN(std::shared_ptr<FdChannel> channel, FdChannel::Create());
+  SENTRY_ASSIGN_OR_RETURN(int pid, SpawnStub(stub_fd_, channel->stub_end()));
   auto as = std::make_shared<StubAddressSpace>(pid);
+  as->set_channel(std::move(channel));
   auto ctx = std::make_unique<PtraceContext>(pid, as);
   auto stack_range = as->LearnLayout(pid);
   if (!stack_range.ok()) return stack_range.status();

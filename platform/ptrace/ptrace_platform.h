@@ -34,6 +34,8 @@ class PtraceContext final : public Context, public StubInjector {
   Result<int64_t> StubSyscall(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,
                               uint64_t a3 = 0, uint64_t a4 = 0, uint64_t a5 = 0,
                               uint64_t entry = Layout::kStubInject) override;
+  // Over the address space's fd channel: a ptrace stub has no seccomp listener for ADDFD.
+  Result<int> LendFd(int host_fd) override;
 
  private:
   // Resumes the stub with `request` and waits for its next stop. Returns the wait status, or

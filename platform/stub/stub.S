@@ -73,4 +73,13 @@ filter_insns:
         .short  0x06                    // ret SECCOMP_RET_KILL_PROCESS
         .byte   0, 0
         .long   0x80000000
+
+        // Scratch memory for injected syscalls that take pointers (Layout::kStubScratch):
+        // the ptrace platform's recvmsg of a lent fd writes its msghdr and control data here.
+        // It lies in the reserved stub range, so no guest mapping replaces it.
+        .bss
+        .balign 4096
+scratch:
+        .space  4096
+
         .section .note.GNU-stack,"",@progbits

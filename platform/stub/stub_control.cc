@@ -10,6 +10,7 @@
 #include <sys/personality.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -290,6 +291,11 @@ Result<uint64_t> StubAddressSpace::Map(Context& via, GuestAddr addr, uint64_t le
   return r;
 }
 
+Result<int> StubAddressSpace::LendFd(StubInjector& via, int host_fd) {
+  if (channel_ == nullptr) return Errno(EOPNOTSUPP);
+  return channel_->Lend(via, *this, host_fd);
+}
+
 Result<void> StubAddressSpace::Unmap(Context& via, GuestAddr addr, uint64_t len) {
   SENTRY_TRY(Host(dynamic_cast<StubInjector&>(via), SYS_munmap, addr.value(), len));
   return Ok();
@@ -316,32 +322,54 @@ Result<void> StubAddressSpace::Advise(Context& via, GuestAddr addr, uint64_t len
 
 namespace {
 
+struct SpawnArgs {
+  int exe_fd;
+  int channel_fd;  // or -1
+};
+
+// Closes every fd but `a` and `b` (which may be equal).
+void CloseAllBut(int a, int b) {
+  int lo = std::min(a, b), hi = std::max(a, b);
+  if (lo > 0) syscall(SYS_close_range, 0, lo - 1, 0);
+  if (hi > lo + 1) syscall(SYS_close_range, lo + 1, hi - 1, 0);
+  syscall(SYS_close_range, hi + 1, ~0u, 0);
+}
+
 int SpawnChild(void* arg) {
-  // Runs on a private stack in the Sentry's address space (CLONE_VM | CLONE_VFORK): only raw
-  // syscalls until execveat replaces the image.
-  int fd = *static_cast<int*>(arg);
-  syscall(SYS_close_range, 0, fd > 0 ? fd - 1 : 0, 0);
-  if (fd == 0) {
-    syscall(SYS_close_range, 1, ~0u, 0);
-  } else {
-    syscall(SYS_close_range, fd + 1, ~0u, 0);
+  // Runs on a private stack in the Sentry's address space (CLONE_VM | CLONE_VFORK) but with a
+  // copy of its fd table: only raw syscalls until execveat replaces the image.
+  const auto* args = static_cast<const SpawnArgs*>(arg);
+  int exe = args->exe_fd;
+  int keep = exe;
+  if (args->channel_fd >= 0) {
+    if (exe == kStubChannelFd) {
+      exe = static_cast<int>(syscall(SYS_fcntl, exe, F_DUPFD_CLOEXEC, kStubChannelFd + 1));
+    }
+    if (args->channel_fd == kStubChannelFd) {
+      syscall(SYS_fcntl, kStubChannelFd, F_SETFD, 0);  // keep it across execveat
+    } else {
+      syscall(SYS_dup2, args->channel_fd, kStubChannelFd);  // the copy is not close-on-exec
+    }
+    keep = kStubChannelFd;
   }
+  CloseAllBut(exe, keep);  // `exe` is close-on-exec: execveat closes it once it has used it
   // No address-space randomization: every stub then has the same host layout (LearnLayout).
   if (syscall(SYS_personality, ADDR_NO_RANDOMIZE) < 0) syscall(SYS_exit, 127);
   char name[] = "sentry-stub";
   char* argv[] = {name, nullptr};
   char* envp[] = {nullptr};
-  syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+  syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
   syscall(SYS_exit, 127);
   return 127;
 }
 
 }  // namespace
 
-absl::StatusOr<int> SpawnStub(int stub_fd) {
+absl::StatusOr<int> SpawnStub(int stub_fd, int channel_fd) {
   static thread_local std::vector<uint8_t> stack(64 * 1024);
-  int fd = stub_fd;
-  int pid = clone(SpawnChild, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &fd);
+  SpawnArgs args{stub_fd, channel_fd};
+  int pid =
+      clone(SpawnChild, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   if (pid < 0) return ErrnoStatus("clone (stub)");
   absl::Status st = SeizeStopped(pid);
   if (!st.ok()) {

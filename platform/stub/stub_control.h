@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/platform.h"
+#include "platform/stub/fd_channel.h"
 
 namespace sentry::platform {
 
@@ -37,7 +38,9 @@ void KillAndReapLater(int tid);
 absl::Status SeizeStopped(int tid);
 
 // Starts a fresh stub from the executable `stub_fd`; it is seized and stopped on return.
-absl::StatusOr<int> SpawnStub(int stub_fd);
+// With `channel_fd` >= 0 the stub holds a copy of it at kStubChannelFd (see FdChannel); it
+// holds no other fd.
+absl::StatusOr<int> SpawnStub(int stub_fd, int channel_fd = -1);
 
 // A stopped stub thread that runs host syscalls on the Sentry's behalf.
 class StubInjector {
@@ -69,10 +72,17 @@ class StubAddressSpace final : public AddressSpace {
   // LearnLayout's first reading, from /proc/PID/maps.
   absl::StatusOr<std::pair<uint64_t, uint64_t>> ReadLayout(int pid);
   // A forked address space has its parent's layout; no need to read /proc/PID/maps.
+  // Its stubs hold the parent's fd channel too, since the host copied the fd table.
   void CopyLayout(const StubAddressSpace& parent) {
     reserved_ = parent.reserved_;
     vdso_base_ = parent.vdso_base_;
+    channel_ = parent.channel_;
   }
+  // The channel whose stub end this address space's stubs hold (set before sharing).
+  void set_channel(std::shared_ptr<FdChannel> channel) { channel_ = std::move(channel); }
+  // StubInjector::LendFd over the channel, for stubs that have no other way to receive an
+  // fd. EOPNOTSUPP without a channel.
+  Result<int> LendFd(StubInjector& via, int host_fd);
   // The address space of a stub that ForkAddressSpace created as `handle`: its parent's
   // layout if it was noted, else read from the host.
   static absl::StatusOr<std::shared_ptr<StubAddressSpace>> ForForkedStub(int handle);
@@ -106,6 +116,7 @@ class StubAddressSpace final : public AddressSpace {
   std::vector<int> members_ ABSL_GUARDED_BY(mu_);  // live stub tids sharing this mm
   std::vector<std::pair<uint64_t, uint64_t>> reserved_;  // set once, before sharing
   uint64_t vdso_base_ = 0;
+  std::shared_ptr<FdChannel> channel_;  // set once, before sharing; may be null
 };
 
 // Opens the sentry-stub executable next to the running binary (or $SENTRY_STUB).
