@@ -253,9 +253,10 @@ Result<std::pair<Path, std::string>> Vfs::ResolveParent(const Context& ctx, cons
 
 Result<void> Vfs::CheckWritableDir(const Context& ctx, const Path& dir) {
   if (!dir.inode()->IsDir()) return Errno(ENOTDIR);
+  // Linux asks the mount for write access (mnt_want_write) before it checks permissions.
+  if (dir.mnt->read_only()) return Errno(EROFS);
   auto st = SENTRY_TRY(StatOf(dir.inode()));
   SENTRY_TRY(CheckPermission(ctx.creds, st, kMayWrite | kMayExec));
-  if (dir.mnt->read_only()) return Errno(EROFS);
   {
     absl::MutexLock l(&mu_);
     if (dir.d->deleted_) return Errno(ENOENT);
@@ -433,6 +434,9 @@ Result<void> Vfs::Unlink(const Context& ctx, const Path& start, const std::strin
   if (last == ".") return Errno(dir ? EINVAL : EISDIR);
   if (last == "..") return Errno(dir ? ENOTEMPTY : EISDIR);
   if (!parent.inode()->IsDir()) return Errno(ENOTDIR);
+  // As Linux's do_unlinkat/do_rmdir: a read-only mount fails before the name is looked up,
+  // whether it exists or has the wrong type.
+  if (parent.mnt->read_only()) return Errno(EROFS);
   DentryRef child = SENTRY_TRY(Child(parent.d, last));
   const InodeRef& ino = child->inode();
   if (dir && !ino->IsDir()) return Errno(ENOTDIR);
@@ -462,14 +466,16 @@ Result<void> Vfs::Rename(const Context& ctx, const Path& old_start, const std::s
   bool old_trailing = false, new_trailing = false;
   auto [old_parent, old_last] = SENTRY_TRY(w.WalkParent(old_start, old_path, &old_trailing));
   auto [new_parent, new_last] = SENTRY_TRY(w.WalkParent(new_start, new_path, &new_trailing));
+  if (!old_parent.inode()->IsDir() || !new_parent.inode()->IsDir()) return Errno(ENOTDIR);
+  // Linux's do_renameat2 order: other mount, "." or "..", read-only mount, then the lookups.
+  if (old_parent.mnt != new_parent.mnt) return Errno(EXDEV);
   if (old_last.empty() || IsDotOrDotDot(old_last)) return Errno(EBUSY);
   if (new_last.empty() || IsDotOrDotDot(new_last)) return Errno(EBUSY);
-  if (!old_parent.inode()->IsDir() || !new_parent.inode()->IsDir()) return Errno(ENOTDIR);
+  if (old_parent.mnt->read_only()) return Errno(EROFS);
   DentryRef old_d = SENTRY_TRY(Child(old_parent.d, old_last));
   auto new_found = Child(new_parent.d, new_last);
   if (!new_found.ok() && new_found.error().code() != ENOENT) return new_found.error();
   DentryRef new_d = new_found.ok() ? *new_found : nullptr;
-  if (old_parent.mnt != new_parent.mnt) return Errno(EXDEV);
   bool old_dir = old_d->inode()->IsDir();
   if ((old_trailing || new_trailing) && !old_dir) return Errno(ENOTDIR);
   if ((flags & RENAME_EXCHANGE) && !new_d) return Errno(ENOENT);
@@ -535,6 +541,13 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
   const Creds& c = ctx.creds;
   bool owner = c.privileged() || c.uid == st.st_uid;
   SetAttrRequest r = req;
+  if (r.mask & kAttrSize) {
+    if (S_ISDIR(st.st_mode)) return Errno(EISDIR);
+    if (!S_ISREG(st.st_mode)) return Errno(EINVAL);
+  }
+  // A read-only mount fails before any permission check, as in Linux (chmod_common,
+  // chown_common, vfs_utimes and vfs_truncate take mnt_want_write first).
+  if (p.mnt->read_only()) return Errno(EROFS);
   if ((r.mask & kAttrMode) && !owner) return Errno(EPERM);
   // Only root gives a file away; an owner may "change" it to itself, and its group to one
   // it belongs to.
@@ -545,11 +558,7 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
       !(c.uid == st.st_uid && (r.gid == st.st_gid || c.InGroup(r.gid)))) {
     return Errno(EPERM);
   }
-  if (r.mask & kAttrSize) {
-    if (S_ISDIR(st.st_mode)) return Errno(EISDIR);
-    if (!S_ISREG(st.st_mode)) return Errno(EINVAL);
-    SENTRY_TRY(CheckPermission(c, st, kMayWrite));
-  }
+  if (r.mask & kAttrSize) SENTRY_TRY(CheckPermission(c, st, kMayWrite));
   if (r.mask & (kAttrAtime | kAttrMtime)) {
     bool both_now = (!(r.mask & kAttrAtime) || r.atime.tv_nsec == UTIME_NOW) &&
                     (!(r.mask & kAttrMtime) || r.mtime.tv_nsec == UTIME_NOW);
@@ -569,7 +578,6 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
     r.mask |= kAttrMode;
     r.mode = st.st_mode & 07777 & ~(S_ISUID | S_ISGID);
   }
-  if (p.mnt->read_only()) return Errno(EROFS);
   SENTRY_TRY(ino->SetAttr(r));
   NotifyDentry(p.d, SetAttrEvents(r.mask));
   return Ok();
