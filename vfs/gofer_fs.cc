@@ -13,7 +13,6 @@
 
 #include <array>
 
-#include <unordered_set>
 #include "vfs/file.h"
 #include "vfs/mem_inode.h"
 
@@ -22,6 +21,10 @@ namespace sentry::vfs {
 struct GoferSuper {
   std::shared_ptr<gofer::Client> client;
   dev_t dev;
+  // The gofer refuses writes under this attach point. Open host fds are reused only here:
+  // in a writable bind the host may replace a file while the sandbox runs (an editor's
+  // atomic save in an agent's workspace), and the next open must see the new one.
+  bool read_only = false;
 };
 
 namespace {
@@ -138,12 +141,7 @@ class GoferInode final : public Inode {
     absl::MutexLock l(&mu_);
     valid_ = false;
   }
-  // A directory change that may create `name` here.
-  void Invalidate(const std::string& name) {
-    absl::MutexLock l(&mu_);
-    valid_ = false;
-    absent_.erase(name);
-  }
+
   dev_t dev() const { return sb_->dev; }
 
   Result<void> SetAttr(const SetAttrRequest& r) override {
@@ -159,29 +157,14 @@ class GoferInode final : public Inode {
     return Ok();
   }
 
+  // Absent names are not remembered: the host may create files in a bind mount while the
+  // sandbox runs (an agent's workspace), and the guest must then see them.
   Result<InodeRef> Lookup(const std::string& name) override {
-    {
-      absl::MutexLock l(&mu_);
-      if (absent_.count(name) != 0) return Errno(ENOENT);
-    }
-    Result<gofer::Node> n = sb_->client->Walk(h_, name);
-    if (!n.ok()) {
-      if (n.error().code() == ENOENT) NoteAbsent(name);
-      return n.error();
-    }
-    return Wrap(*n);
+    return Wrap(SENTRY_TRY(sb_->client->Walk(h_, name)));
   }
   Result<InodeRef> LookupForRead(const std::string& name) override {
-    {
-      absl::MutexLock l(&mu_);
-      if (absent_.count(name) != 0) return Errno(ENOENT);
-    }
-    auto r = sb_->client->WalkOpen(h_, name);
-    if (!r.ok()) {
-      if (r.error().code() == ENOENT) NoteAbsent(name);
-      return r.error();
-    }
-    auto [node, fd] = *r;
+    if (!sb_->read_only) return Lookup(name);  // the fd would be shared (Open)
+    auto [node, fd] = SENTRY_TRY(sb_->client->WalkOpen(h_, name));
     auto ino = std::make_shared<GoferInode>(sb_, node);
     if (fd >= 0) ino->ShareReadFd(std::make_shared<SharedHostFd>(fd));
     return InodeRef(ino);
@@ -195,7 +178,7 @@ class GoferInode final : public Inode {
   }
   Result<InodeRef> Mknod(const std::string& name, uint32_t mode, dev_t rdev,
                          const Creds& c) override {
-    Invalidate(name);
+    Invalidate();
     if (S_ISREG(mode)) {
       auto [node, fd] = SENTRY_TRY(sb_->client->Create(h_, name, O_RDWR, mode & 07777, c.uid,
                                                        c.gid));
@@ -207,18 +190,18 @@ class GoferInode final : public Inode {
     return Wrap(SENTRY_TRY(sb_->client->Mknod(h_, name, mode, c.uid, c.gid)));
   }
   Result<InodeRef> Mkdir(const std::string& name, uint32_t mode, const Creds& c) override {
-    Invalidate(name);
+    Invalidate();
     return Wrap(SENTRY_TRY(sb_->client->Mkdir(h_, name, mode, c.uid, c.gid)));
   }
   Result<InodeRef> Symlink(const std::string& name, const std::string& target,
                            const Creds& c) override {
-    Invalidate(name);
+    Invalidate();
     return Wrap(SENTRY_TRY(sb_->client->Symlink(h_, name, target, c.uid, c.gid)));
   }
   Result<void> Link(const std::string& name, const InodeRef& target) override {
     auto* t = dynamic_cast<GoferInode*>(target.get());
     if (!t || t->sb_ != sb_) return Errno(EXDEV);
-    Invalidate(name);
+    Invalidate();
     t->Invalidate();
     return sb_->client->Link(h_, name, t->h_);
   }
@@ -230,8 +213,8 @@ class GoferInode final : public Inode {
                       unsigned flags) override {
     auto* nd = dynamic_cast<GoferInode*>(&new_dir);
     if (!nd || nd->sb_ != sb_) return Errno(EXDEV);
-    Invalidate(old_name);  // RENAME_EXCHANGE may bring a file to the old name
-    nd->Invalidate(new_name);
+    Invalidate();
+    nd->Invalidate();
     return sb_->client->Rename(h_, old_name, nd->h_, new_name, flags);
   }
   Result<std::string> ReadLink() override {
@@ -244,7 +227,7 @@ class GoferInode final : public Inode {
     if (type_ == S_IFCHR || type_ == S_IFBLK || type_ == S_IFSOCK) return Errno(ENXIO);
     auto self = std::static_pointer_cast<GoferInode>(shared_from_this());
     std::shared_ptr<SharedHostFd> fd;
-    bool shareable = type_ == S_IFREG && (flags & O_ACCMODE) == O_RDONLY;
+    bool shareable = sb_->read_only && type_ == S_IFREG && (flags & O_ACCMODE) == O_RDONLY;
     if (shareable) fd = SharedReadFd();
     if (!fd) {
       int host_fd = TakeStashedFd();
@@ -272,13 +255,6 @@ class GoferInode final : public Inode {
 
  private:
   InodeRef Wrap(const gofer::Node& n) { return std::make_shared<GoferInode>(sb_, n); }
-  // Negative lookups are remembered (the mount is the sandbox's alone, so only our own
-  // changes can create a name, and each such change forgets it), up to a bound per
-  // directory so that a guest probing random names cannot grow the Sentry without limit.
-  void NoteAbsent(const std::string& name) {
-    absl::MutexLock l(&mu_);
-    if (absent_.size() < kMaxAbsent) absent_.insert(name);
-  }
   std::shared_ptr<SharedHostFd> SharedReadFd() {
     absl::MutexLock l(&mu_);
     return read_fd_.lock();
@@ -314,8 +290,6 @@ class GoferInode final : public Inode {
   bool valid_ ABSL_GUARDED_BY(mu_) = false;
   std::string link_target_ ABSL_GUARDED_BY(mu_);
   int stashed_fd_ ABSL_GUARDED_BY(mu_) = -1;
-  static constexpr size_t kMaxAbsent = 1024;
-  std::unordered_set<std::string> absent_ ABSL_GUARDED_BY(mu_);
   std::weak_ptr<SharedHostFd> read_fd_ ABSL_GUARDED_BY(mu_);  // shared by read-only opens
 };
 
@@ -375,6 +349,7 @@ Result<InodeRef> NewGoferRoot(std::shared_ptr<gofer::Client> client, const std::
   sb->client = std::move(client);
   sb->dev = makedev(0, 50 + g_next_gofer_minor.fetch_add(1));
   gofer::Node root = SENTRY_TRY(sb->client->Attach(attach, read_only));
+  sb->read_only = *read_only;
   if (!S_ISDIR(root.st.st_mode)) return Errno(ENOTDIR);
   return InodeRef(std::make_shared<GoferInode>(std::move(sb), root));
 }
