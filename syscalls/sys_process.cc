@@ -165,6 +165,7 @@ struct WaitResult {
   int status = 0;  // wait status word
   int code = 0;    // CLD_*
   uint32_t uid = 0;
+  kernel::CpuTime cpu;  // the child's and its reaped children's: wait4/waitid's rusage
 };
 
 bool Matches(ThreadGroup& c, int idtype, int id) {
@@ -193,21 +194,28 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options) {
         if (!(options & __WALL) && clone_child != static_cast<bool>(options & __WCLONE)) continue;
         any = true;
         if (c->zombie && (options & WEXITED)) {
-          WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid};
+          WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid,
+                       c->cpu_exited + c->cpu_children};
           int s = c->exit_status;
           r.code = WIFSIGNALED(s) ? (WCOREDUMP(s) ? abi::kCLD_DUMPED : abi::kCLD_KILLED)
                                   : abi::kCLD_EXITED;
-          if (!(options & WNOWAIT)) k.Reap(*c);
+          if (!(options & WNOWAIT)) {
+            // As Linux's wait_task_zombie: only a child reaped by wait counts in
+            // RUSAGE_CHILDREN (not one auto-reaped because SIGCHLD is ignored).
+            t.tg().cpu_children += r.cpu;
+            k.Reap(*c);
+          }
           return r;
         }
         if (c->stopped && c->stop_to_report && (options & WUNTRACED)) {
           if (!(options & WNOWAIT)) c->stop_to_report = false;
           return WaitResult{c->tgid, kernel::StopStatus(c->stop_signal), abi::kCLD_STOPPED,
-                            c->creds.ruid};
+                            c->creds.ruid, k.GroupCpuUsage(*c) + c->cpu_children};
         }
         if (c->continue_to_report && (options & WCONTINUED)) {
           if (!(options & WNOWAIT)) c->continue_to_report = false;
-          return WaitResult{c->tgid, 0xffff, abi::kCLD_CONTINUED, c->creds.ruid};
+          return WaitResult{c->tgid, 0xffff, abi::kCLD_CONTINUED, c->creds.ruid,
+                            k.GroupCpuUsage(*c) + c->cpu_children};
         }
       }
       if (!any) return Errno(ECHILD);
@@ -234,7 +242,7 @@ Result<uint64_t> SysWait4(Task& t, int pid, GuestAddr status, int options, Guest
   WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options | WEXITED));
   if (r.pid == 0) return 0;
   if (!status.IsNull()) SENTRY_TRY(t.CopyOut<int32_t>(status, r.status));
-  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, abi::Rusage{}));
+  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, kernel::ToRusage(r.cpu)));
   return static_cast<uint64_t>(r.pid);
 }
 
@@ -262,7 +270,8 @@ Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int opt
     }
     SENTRY_TRY(t.CopyOut(infop, si));
   }
-  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, abi::Rusage{}));
+  // As Linux: with WNOHANG and nothing to report, the rusage is left alone.
+  if (!rusage.IsNull() && r.pid) SENTRY_TRY(t.CopyOut(rusage, kernel::ToRusage(r.cpu)));
   return 0;
 }
 

@@ -45,6 +45,12 @@ void Kernel::Reap(ThreadGroup& child) {
 
 void Kernel::TaskExited(Task& t) {
   ThreadGroup& tg = *t.tg_;
+  // The thread's CPU time moves to the group in the same step as it leaves tg.tasks, so that
+  // GroupCpuUsage counts it exactly once. This is the exiting task's own host thread.
+  tg.cpu_exited += t.CpuUsage();
+  t.cpu_retired_ = {};
+  t.cpu_pids_.clear();
+  t.host_thread_tid_ = 0;
   std::erase(tg.tasks, &t);
   if (&t != tg.leader) tasks_.erase(t.tid());
   for (Task* other : tg.tasks) other->waiter().Notify();  // an exec may wait for us
@@ -154,6 +160,7 @@ void Task::Exit() {
     vfork_done_->queue.Notify();
     vfork_done_.reset();
   }
+  RetireContextCpu();  // while the stub's clock is still there to read
   if (ctx_) ctx_->Kill();
   // The last thread out drops the process's POSIX record locks.
   bool last;

@@ -162,8 +162,10 @@ Result<void> Exec(kernel::Task& t, std::string path, std::vector<std::string> ar
 
   // Point of no return.
   DeThread(t);
+  t.RetireContextCpu();
   if (t.ctx_) t.ctx_->Kill();
   t.ctx_ = std::move(ctx);
+  t.AdoptContextCpu();
   t.mm_ = mm;
   t.fds().CloseOnExec();
   t.altstack_ = {0, abi::kSS_DISABLE, 0, 0};
