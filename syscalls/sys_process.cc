@@ -105,7 +105,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     for (;;) {
       {
         absl::MutexLock l(&k.mu());
-        if (vfork->done || t.tg().exiting) break;
+        if (vfork->done || t.tg().exiting || t.exec_kill_) break;
       }
       t.waiter().WaitUntil(absl::InfiniteFuture());
     }

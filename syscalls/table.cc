@@ -266,7 +266,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(56, "clone", SysClone, "no namespaces; CLONE_VM without CLONE_THREAD only with CLONE_VFORK", Arg::kHex, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     FULL(57, "fork", SysFork),
     FULL(58, "vfork", SysVfork),
-    PARTIAL(59, "execve", SysExecve, "execve from a non-leader thread keeps its own tid", Arg::kStr, Arg::kPtr, Arg::kPtr),
+    FULL(59, "execve", SysExecve, Arg::kStr, Arg::kPtr, Arg::kPtr),
     FULL(60, "exit", SysExit, Arg::kInt),
     PARTIAL(61, "wait4", SysWait4, "rusage has the CPU times only; its other fields are zero", Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
     FULL(62, "kill", SysKill, Arg::kInt, Arg::kSig),

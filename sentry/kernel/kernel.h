@@ -339,6 +339,9 @@ class Kernel {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The CPU time of `tg`'s threads, live and exited (not its children's).
   CpuTime GroupCpuUsage(ThreadGroup& tg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // execve's de_thread for a non-leader: once the other threads are gone, `t` takes over the
+  // leader's tid (the group's pid), and the old leader and `t`'s old tid disappear.
+  void TakeOverLeader(Task& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Task threads call these at start and end, so that Run() knows when all are gone.
   void TaskThreadStarted();

@@ -116,6 +116,21 @@ void Kernel::TaskExited(Task& t) {
   if (autoreap) Reap(tg);
 }
 
+void Kernel::TakeOverLeader(Task& t) {
+  ThreadGroup& tg = *t.tg_;
+  if (tg.leader == &t) return;
+  // The old leader has left tg.tasks but, as every leader, kept its tid in tasks_ for Reap.
+  // Linux's de_thread releases it at once: no zombie, no SIGCHLD, nothing for wait. Its
+  // Task object lives on until its own host thread is done with it.
+  int pid = tg.tgid;
+  auto it = tasks_.find(t.tid_);
+  std::shared_ptr<Task> self = std::move(it->second);
+  tasks_.erase(it);  // the exec'ing thread's own tid is free from now on
+  tasks_[pid] = std::move(self);
+  t.tid_ = pid;
+  tg.leader = &t;
+}
+
 void Task::ExitRobustList() {
   // Mark every robust futex this thread still owns as FUTEX_OWNER_DIED and wake a waiter.
   struct Head {

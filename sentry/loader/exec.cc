@@ -118,13 +118,19 @@ Result<uint64_t> BuildStack(kernel::Task& t, platform::Context& ctx, mm::MemoryM
   return sp;
 }
 
-// Kills the other threads of the group and waits until they are gone (execve's de_thread).
-void DeThread(kernel::Task& t) {
+// Kills the other threads of the group and waits until they are gone, then makes `t` the
+// group's leader (execve's de_thread). EAGAIN if the group is already exiting or another of
+// its threads is exec'ing: `t` is then on its way out too, as in Linux.
+Result<void> DeThread(kernel::Task& t) {
   kernel::Kernel& k = t.kernel();
   for (;;) {
     {
       absl::MutexLock l(&k.mu());
-      if (t.tg().tasks.size() == 1) break;
+      if (t.exec_kill_ || t.tg().exiting) return Errno(EAGAIN);
+      if (t.tg().tasks.size() == 1) {
+        k.TakeOverLeader(t);
+        return Ok();
+      }
       for (kernel::Task* o : t.tg().tasks) {
         if (o == &t) continue;
         o->exec_kill_ = true;
@@ -160,8 +166,9 @@ Result<void> Exec(kernel::Task& t, std::string path, std::vector<std::string> ar
   mm->SetBrkStart(elf.brk);
   uint64_t sp = SENTRY_TRY(BuildStack(t, *ctx, *mm, elf, execfn, argv, envp));
 
-  // Point of no return.
-  DeThread(t);
+  // Point of no return once the other threads are gone (DeThread fails only when this thread
+  // is being killed anyway).
+  SENTRY_TRY(DeThread(t));
   t.RetireContextCpu();
   if (t.ctx_) t.ctx_->Kill();
   t.ctx_ = std::move(ctx);
