@@ -77,6 +77,7 @@ Result<uint64_t> SysDup(Task& t, int fd);
 Result<uint64_t> SysDup2(Task& t, int oldfd, int newfd);
 Result<uint64_t> SysDup3(Task& t, int oldfd, int newfd, int flags);
 Result<uint64_t> SysExecve(Task& t, GuestAddr path_addr, GuestAddr argv_addr, GuestAddr envp_addr);
+Result<uint64_t> SysExecveat(Task& t, int dirfd, GuestAddr path, GuestAddr argv, GuestAddr envp, int flags);
 Result<uint64_t> SysExit(Task& t, int code);
 Result<uint64_t> SysExitGroup(Task& t, int code);
 Result<uint64_t> SysFaccessat(Task& t, int dirfd, GuestAddr path, int mode);
@@ -529,7 +530,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(319, "memfd_create", SysMemfdCreate, "tmpfs-backed: MAP_SHARED writable mappings are refused (EACCES); MFD_HUGETLB: EINVAL", Arg::kStr, Arg::kHex),
     UNIMPL(320, "kexec_file_load", ""),
     UNIMPL(321, "bpf", ""),
-    UNIMPL(322, "execveat", ""),
+    FULL(322, "execveat", SysExecveat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     UNIMPL(323, "userfaultfd", ""),
     UNIMPL(324, "membarrier", ""),
     UNIMPL(325, "mlock2", ""),
