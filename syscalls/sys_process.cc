@@ -157,8 +157,8 @@ Result<uint64_t> SysExecveat(Task& t, int dirfd, GuestAddr path_addr, GuestAddr 
   bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
   vfs::Context ctx = t.VfsContext();
   if (dirfd == AT_FDCWD || (!path.empty() && path[0] == '/')) {
-    auto file = SENTRY_TRY(loader::OpenExecAt(t, SENTRY_TRY(StartAt(t, ctx, dirfd, path)), path,
-                                              follow));
+    auto file =
+        SENTRY_TRY(loader::OpenExecAt(t, SENTRY_TRY(StartAt(t, ctx, dirfd, path)), path, follow));
     SENTRY_TRY(loader::ExecFile(t, std::move(file), path, argv, envp, false));
     return 0;
   }
@@ -171,8 +171,8 @@ Result<uint64_t> SysExecveat(Task& t, int dirfd, GuestAddr path_addr, GuestAddr 
     file = SENTRY_TRY(loader::OpenExecFile(t, entry.file));
   } else {
     name += "/" + path;
-    file = SENTRY_TRY(loader::OpenExecAt(t, SENTRY_TRY(StartAt(t, ctx, dirfd, path)), path,
-                                         follow));
+    file =
+        SENTRY_TRY(loader::OpenExecAt(t, SENTRY_TRY(StartAt(t, ctx, dirfd, path)), path, follow));
   }
   SENTRY_TRY(loader::ExecFile(t, std::move(file), name, argv, envp, entry.cloexec));
   return 0;
@@ -226,8 +226,7 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options) {
         if (!(options & __WALL) && clone_child != static_cast<bool>(options & __WCLONE)) continue;
         any = true;
         if (c->zombie && (options & WEXITED)) {
-          WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid,
-                       c->cpu_exited + c->cpu_children};
+          WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid, c->cpu_exited + c->cpu_children};
           int s = c->exit_status;
           r.code = WIFSIGNALED(s) ? (WCOREDUMP(s) ? abi::kCLD_DUMPED : abi::kCLD_KILLED)
                                   : abi::kCLD_EXITED;

@@ -15,8 +15,7 @@ constexpr int kCpuClockSched = 2;  // exact runtime
 constexpr int kCpuClockPerThread = 4;
 
 clockid_t ProcessCpuClock(int pid, int which) {
-  return static_cast<clockid_t>((~static_cast<uint32_t>(pid) << 3) |
-                                static_cast<uint32_t>(which));
+  return static_cast<clockid_t>((~static_cast<uint32_t>(pid) << 3) | static_cast<uint32_t>(which));
 }
 
 int64_t ReadNs(clockid_t clock) {
@@ -37,9 +36,9 @@ CpuTime HostProcessesCpuTime(std::span<const int> pids) {
     int64_t sys = prof - user;
     // cputime_adjust: the sampled split scaled to the exact runtime; with no sampled system
     // time it is all user time.
-    int64_t sys_scaled =
-        sys <= 0 || prof <= 0 ? 0
-                              : static_cast<int64_t>(static_cast<__int128>(runtime) * sys / prof);
+    int64_t sys_scaled = sys <= 0 || prof <= 0
+                             ? 0
+                             : static_cast<int64_t>(static_cast<__int128>(runtime) * sys / prof);
     sum += CpuTime{runtime - sys_scaled, sys_scaled};
   }
   return sum;
