@@ -109,6 +109,10 @@ class Context {
   // Kills the host side of this context; the next Switch() returns kDead.
   virtual void Kill() = 0;
   virtual int host_tid() const = 0;
+  // The host processes that run this guest thread (the stub, and whatever runs host syscalls
+  // on its behalf): their CPU time is the guest thread's. Each is a whole host process, so
+  // its process CPU clock is read. Read the clocks before Kill(): a reaped process has none.
+  virtual std::vector<int> cpu_pids() const { return {host_tid()}; }
 };
 
 class Platform {

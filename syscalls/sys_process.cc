@@ -105,7 +105,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     for (;;) {
       {
         absl::MutexLock l(&k.mu());
-        if (vfork->done || t.tg().exiting) break;
+        if (vfork->done || t.tg().exiting || t.exec_kill_) break;
       }
       t.waiter().WaitUntil(absl::InfiniteFuture());
     }
@@ -146,6 +146,38 @@ Result<uint64_t> SysExecve(Task& t, GuestAddr path_addr, GuestAddr argv_addr, Gu
   return 0;
 }
 
+Result<uint64_t> SysExecveat(Task& t, int dirfd, GuestAddr path_addr, GuestAddr argv_addr,
+                             GuestAddr envp_addr, int flags) {
+  // Linux's order: the name, the strings, then the flags (checked when the file is opened).
+  std::string path = SENTRY_TRY(t.CopyInString(path_addr));
+  if (path.empty() && !(flags & AT_EMPTY_PATH)) return Errno(ENOENT);
+  auto argv = SENTRY_TRY(t.CopyInStringArray(argv_addr));
+  auto envp = SENTRY_TRY(t.CopyInStringArray(envp_addr));
+  if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) return Errno(EINVAL);
+  bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
+  vfs::Context ctx = t.VfsContext();
+  if (dirfd == AT_FDCWD || (!path.empty() && path[0] == '/')) {
+    auto file =
+        SENTRY_TRY(loader::OpenExecAt(t, SENTRY_TRY(StartAt(t, ctx, dirfd, path)), path, follow));
+    SENTRY_TRY(loader::ExecFile(t, std::move(file), path, argv, envp, false));
+    return 0;
+  }
+  // Reached through a descriptor, the program is named /dev/fd/N[/path], as Linux names it;
+  // that name is gone after the exec if the descriptor is close-on-exec.
+  auto entry = SENTRY_TRY(t.fds().GetEntry(dirfd));
+  std::string name = "/dev/fd/" + std::to_string(dirfd);
+  vfs::FileRef file;
+  if (path.empty()) {
+    file = SENTRY_TRY(loader::OpenExecFile(t, entry.file));
+  } else {
+    name += "/" + path;
+    file =
+        SENTRY_TRY(loader::OpenExecAt(t, SENTRY_TRY(StartAt(t, ctx, dirfd, path)), path, follow));
+  }
+  SENTRY_TRY(loader::ExecFile(t, std::move(file), name, argv, envp, entry.cloexec));
+  return 0;
+}
+
 Result<uint64_t> SysExit(Task& t, int code) {
   t.SetExiting(kernel::ExitStatus(code));
   return 0;
@@ -165,6 +197,7 @@ struct WaitResult {
   int status = 0;  // wait status word
   int code = 0;    // CLD_*
   uint32_t uid = 0;
+  kernel::CpuTime cpu;  // the child's and its reaped children's: wait4/waitid's rusage
 };
 
 bool Matches(ThreadGroup& c, int idtype, int id) {
@@ -193,21 +226,27 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options) {
         if (!(options & __WALL) && clone_child != static_cast<bool>(options & __WCLONE)) continue;
         any = true;
         if (c->zombie && (options & WEXITED)) {
-          WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid};
+          WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid, c->cpu_exited + c->cpu_children};
           int s = c->exit_status;
           r.code = WIFSIGNALED(s) ? (WCOREDUMP(s) ? abi::kCLD_DUMPED : abi::kCLD_KILLED)
                                   : abi::kCLD_EXITED;
-          if (!(options & WNOWAIT)) k.Reap(*c);
+          if (!(options & WNOWAIT)) {
+            // As Linux's wait_task_zombie: only a child reaped by wait counts in
+            // RUSAGE_CHILDREN (not one auto-reaped because SIGCHLD is ignored).
+            t.tg().cpu_children += r.cpu;
+            k.Reap(*c);
+          }
           return r;
         }
         if (c->stopped && c->stop_to_report && (options & WUNTRACED)) {
           if (!(options & WNOWAIT)) c->stop_to_report = false;
           return WaitResult{c->tgid, kernel::StopStatus(c->stop_signal), abi::kCLD_STOPPED,
-                            c->creds.ruid};
+                            c->creds.ruid, k.GroupCpuUsage(*c) + c->cpu_children};
         }
         if (c->continue_to_report && (options & WCONTINUED)) {
           if (!(options & WNOWAIT)) c->continue_to_report = false;
-          return WaitResult{c->tgid, 0xffff, abi::kCLD_CONTINUED, c->creds.ruid};
+          return WaitResult{c->tgid, 0xffff, abi::kCLD_CONTINUED, c->creds.ruid,
+                            k.GroupCpuUsage(*c) + c->cpu_children};
         }
       }
       if (!any) return Errno(ECHILD);
@@ -234,7 +273,7 @@ Result<uint64_t> SysWait4(Task& t, int pid, GuestAddr status, int options, Guest
   WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options | WEXITED));
   if (r.pid == 0) return 0;
   if (!status.IsNull()) SENTRY_TRY(t.CopyOut<int32_t>(status, r.status));
-  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, abi::Rusage{}));
+  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, kernel::ToRusage(r.cpu)));
   return static_cast<uint64_t>(r.pid);
 }
 
@@ -262,7 +301,8 @@ Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int opt
     }
     SENTRY_TRY(t.CopyOut(infop, si));
   }
-  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, abi::Rusage{}));
+  // As Linux: with WNOHANG and nothing to report, the rusage is left alone.
+  if (!rusage.IsNull() && r.pid) SENTRY_TRY(t.CopyOut(rusage, kernel::ToRusage(r.cpu)));
   return 0;
 }
 

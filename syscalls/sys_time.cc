@@ -21,25 +21,34 @@ bool ValidClock(int clock) {
   }
 }
 
-int64_t NowNs(int clock) {
+// The CPU-time clocks are the guest's accounted time (sentry/kernel/cputime.h), not the
+// host's clocks of the calling Sentry thread.
+int64_t NowNs(Task& t, int clock) {
+  if (clock == CLOCK_PROCESS_CPUTIME_ID || clock == CLOCK_THREAD_CPUTIME_ID) {
+    absl::MutexLock l(&t.kernel().mu());
+    kernel::CpuTime cpu =
+        clock == CLOCK_PROCESS_CPUTIME_ID ? t.kernel().GroupCpuUsage(t.tg()) : t.CpuUsage();
+    return cpu.total_ns();
+  }
   struct timespec ts;
-  // CPU-time clocks measure the Sentry thread serving this task: a stand-in until per-task
-  // accounting exists.
-  clock_gettime(clock == CLOCK_PROCESS_CPUTIME_ID ? CLOCK_THREAD_CPUTIME_ID : clock, &ts);
+  clock_gettime(clock, &ts);
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+// clock_t ticks, at the USER_HZ of 100 that AT_CLKTCK announces.
+int64_t Ticks(int64_t ns) { return ns / 10000000; }
 
 // Sleeps until `deadline_ns` on `clock`; interrupted sleeps restart through restart_syscall
 // with the same deadline, as Linux's restart_block does.
 Result<uint64_t> SleepUntil(Task& t, int clock, int64_t deadline_ns, GuestAddr rem,
                             bool relative) {
   for (;;) {
-    int64_t left = deadline_ns - NowNs(clock);
+    int64_t left = deadline_ns - NowNs(t, clock);
     if (left <= 0) return 0;
     auto r = t.Wait(absl::Now() + absl::Nanoseconds(left));
     if (r.ok() || r.error() == ETIMEDOUT) continue;
     if (relative && !rem.IsNull()) {
-      int64_t l = std::max<int64_t>(0, deadline_ns - NowNs(clock));
+      int64_t l = std::max<int64_t>(0, deadline_ns - NowNs(t, clock));
       abi::Timespec ts{l / 1000000000, l % 1000000000};
       SENTRY_TRY(t.CopyOut(rem, ts));
     }
@@ -58,7 +67,7 @@ Result<absl::Duration> CopyInDuration(Task& t, GuestAddr addr) {
 
 Result<uint64_t> SysClockGettime(Task& t, int clock, GuestAddr tp) {
   if (!ValidClock(clock)) return Errno(EINVAL);
-  int64_t ns = NowNs(clock);
+  int64_t ns = NowNs(t, clock);
   SENTRY_TRY(t.CopyOut(tp, abi::Timespec{ns / 1000000000, ns % 1000000000}));
   return 0;
 }
@@ -70,22 +79,22 @@ Result<uint64_t> SysClockGetres(Task& t, int clock, GuestAddr tp) {
 }
 
 Result<uint64_t> SysGettimeofday(Task& t, GuestAddr tv, GuestAddr tz) {
-  int64_t ns = NowNs(CLOCK_REALTIME);
+  int64_t ns = NowNs(t, CLOCK_REALTIME);
   if (!tv.IsNull()) SENTRY_TRY(t.CopyOut(tv, abi::Timeval{ns / 1000000000, (ns % 1000000000) / 1000}));
   if (!tz.IsNull()) SENTRY_TRY(t.CopyOut(tz, uint64_t{0}));
   return 0;
 }
 
 Result<uint64_t> SysTime(Task& t, GuestAddr tloc) {
-  int64_t s = NowNs(CLOCK_REALTIME) / 1000000000;
+  int64_t s = NowNs(t, CLOCK_REALTIME) / 1000000000;
   if (!tloc.IsNull()) SENTRY_TRY(t.CopyOut(tloc, s));
   return static_cast<uint64_t>(s);
 }
 
 Result<uint64_t> SysNanosleep(Task& t, GuestAddr req, GuestAddr rem) {
   absl::Duration d = SENTRY_TRY(CopyInDuration(t, req));
-  return SleepUntil(t, CLOCK_MONOTONIC, NowNs(CLOCK_MONOTONIC) + absl::ToInt64Nanoseconds(d),
-                    rem, true);
+  int64_t deadline = NowNs(t, CLOCK_MONOTONIC) + absl::ToInt64Nanoseconds(d);
+  return SleepUntil(t, CLOCK_MONOTONIC, deadline, rem, true);
 }
 
 Result<uint64_t> SysClockNanosleep(Task& t, int clock, int flags, GuestAddr req, GuestAddr rem) {
@@ -94,7 +103,7 @@ Result<uint64_t> SysClockNanosleep(Task& t, int clock, int flags, GuestAddr req,
   absl::Duration d = SENTRY_TRY(CopyInDuration(t, req));
   int64_t ns = absl::ToInt64Nanoseconds(d);
   bool abs = flags & TIMER_ABSTIME;
-  return SleepUntil(t, clock, abs ? ns : NowNs(clock) + ns, rem, !abs);
+  return SleepUntil(t, clock, abs ? ns : NowNs(t, clock) + ns, rem, !abs);
 }
 
 Result<uint64_t> SysRestartSyscall(Task& t) {
@@ -103,21 +112,32 @@ Result<uint64_t> SysRestartSyscall(Task& t) {
 }
 
 Result<uint64_t> SysTimes(Task& t, GuestAddr buf) {
-  struct tms tm{};
-  int64_t ticks = NowNs(CLOCK_THREAD_CPUTIME_ID) / 10000000;
-  tm.tms_utime = ticks;
-  if (!buf.IsNull()) SENTRY_TRY(t.CopyOut(buf, tm));
+  if (!buf.IsNull()) {
+    struct tms tm{};
+    {
+      absl::MutexLock l(&t.kernel().mu());
+      kernel::CpuTime self = t.kernel().GroupCpuUsage(t.tg());
+      const kernel::CpuTime& children = t.tg().cpu_children;
+      tm.tms_utime = Ticks(self.user_ns);
+      tm.tms_stime = Ticks(self.sys_ns);
+      tm.tms_cutime = Ticks(children.user_ns);
+      tm.tms_cstime = Ticks(children.sys_ns);
+    }
+    SENTRY_TRY(t.CopyOut(buf, tm));
+  }
   return static_cast<uint64_t>(absl::ToInt64Milliseconds(absl::Now() - t.kernel().boot_time) / 10);
 }
 
 Result<uint64_t> SysGetrusage(Task& t, int who, GuestAddr buf) {
   if (who != RUSAGE_SELF && who != RUSAGE_CHILDREN && who != RUSAGE_THREAD) return Errno(EINVAL);
-  abi::Rusage ru{};
-  if (who != RUSAGE_CHILDREN) {
-    int64_t ns = NowNs(CLOCK_THREAD_CPUTIME_ID);
-    ru.utime = {ns / 1000000000, (ns % 1000000000) / 1000};
+  kernel::CpuTime cpu;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    cpu = who == RUSAGE_SELF       ? t.kernel().GroupCpuUsage(t.tg())
+          : who == RUSAGE_CHILDREN ? t.tg().cpu_children
+                                   : t.CpuUsage();
   }
-  SENTRY_TRY(t.CopyOut(buf, ru));
+  SENTRY_TRY(t.CopyOut(buf, kernel::ToRusage(cpu)));
   return 0;
 }
 

@@ -77,6 +77,7 @@ Result<uint64_t> SysDup(Task& t, int fd);
 Result<uint64_t> SysDup2(Task& t, int oldfd, int newfd);
 Result<uint64_t> SysDup3(Task& t, int oldfd, int newfd, int flags);
 Result<uint64_t> SysExecve(Task& t, GuestAddr path_addr, GuestAddr argv_addr, GuestAddr envp_addr);
+Result<uint64_t> SysExecveat(Task& t, int dirfd, GuestAddr path, GuestAddr argv, GuestAddr envp, int flags);
 Result<uint64_t> SysExit(Task& t, int code);
 Result<uint64_t> SysExitGroup(Task& t, int code);
 Result<uint64_t> SysFaccessat(Task& t, int dirfd, GuestAddr path, int mode);
@@ -266,9 +267,9 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(56, "clone", SysClone, "no namespaces; CLONE_VM without CLONE_THREAD only with CLONE_VFORK", Arg::kHex, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     FULL(57, "fork", SysFork),
     FULL(58, "vfork", SysVfork),
-    PARTIAL(59, "execve", SysExecve, "execve from a non-leader thread keeps its own tid", Arg::kStr, Arg::kPtr, Arg::kPtr),
+    FULL(59, "execve", SysExecve, Arg::kStr, Arg::kPtr, Arg::kPtr),
     FULL(60, "exit", SysExit, Arg::kInt),
-    PARTIAL(61, "wait4", SysWait4, "rusage is zeroed", Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
+    PARTIAL(61, "wait4", SysWait4, "rusage has the CPU times only; its other fields are zero", Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
     FULL(62, "kill", SysKill, Arg::kInt, Arg::kSig),
     FULL(63, "uname", SysUname, Arg::kPtr),
     UNIMPL(64, "semget", ""),
@@ -305,9 +306,9 @@ constexpr SyscallEntry kTable[] = {
     FULL(95, "umask", SysUmask, Arg::kOct),
     FULL(96, "gettimeofday", SysGettimeofday, Arg::kPtr, Arg::kPtr),
     FULL(97, "getrlimit", SysGetrlimit, Arg::kInt, Arg::kPtr),
-    PARTIAL(98, "getrusage", SysGetrusage, "CPU time of the serving Sentry thread only", Arg::kInt, Arg::kPtr),
+    PARTIAL(98, "getrusage", SysGetrusage, "CPU times only (the stubs' plus the Sentry's work for the task, as system time); the other fields are zero", Arg::kInt, Arg::kPtr),
     UNIMPL(99, "sysinfo", ""),
-    PARTIAL(100, "times", SysTimes, "CPU time of the serving Sentry thread only", Arg::kPtr),
+    FULL(100, "times", SysTimes, Arg::kPtr),
     UNIMPL(101, "ptrace", "not planned inside the sandbox yet"),
     FULL(102, "getuid", SysGetuid),
     UNIMPL(103, "syslog", ""),
@@ -435,7 +436,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(225, "timer_getoverrun", ""),
     UNIMPL(226, "timer_delete", ""),
     UNIMPL(227, "clock_settime", ""),
-    PARTIAL(228, "clock_gettime", SysClockGettime, "CPU-time clocks measure the serving Sentry thread", Arg::kInt, Arg::kPtr),
+    PARTIAL(228, "clock_gettime", SysClockGettime, "the CPU-time clocks of other processes and threads (clock_getcpuclockid) are EINVAL", Arg::kInt, Arg::kPtr),
     FULL(229, "clock_getres", SysClockGetres, Arg::kInt, Arg::kPtr),
     FULL(230, "clock_nanosleep", SysClockNanosleep, Arg::kInt, Arg::kHex, Arg::kPtr, Arg::kPtr),
     FULL(231, "exit_group", SysExitGroup, Arg::kInt),
@@ -454,7 +455,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(244, "mq_notify", ""),
     UNIMPL(245, "mq_getsetattr", ""),
     UNIMPL(246, "kexec_load", ""),
-    PARTIAL(247, "waitid", SysWaitid, "rusage is zeroed", Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
+    PARTIAL(247, "waitid", SysWaitid, "rusage has the CPU times only; its other fields are zero", Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
     UNIMPL(248, "add_key", ""),
     UNIMPL(249, "request_key", ""),
     UNIMPL(250, "keyctl", ""),
@@ -529,7 +530,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(319, "memfd_create", SysMemfdCreate, "tmpfs-backed: MAP_SHARED writable mappings are refused (EACCES); MFD_HUGETLB: EINVAL", Arg::kStr, Arg::kHex),
     UNIMPL(320, "kexec_file_load", ""),
     UNIMPL(321, "bpf", ""),
-    UNIMPL(322, "execveat", ""),
+    FULL(322, "execveat", SysExecveat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     UNIMPL(323, "userfaultfd", ""),
     UNIMPL(324, "membarrier", ""),
     UNIMPL(325, "mlock2", ""),

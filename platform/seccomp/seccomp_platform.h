@@ -41,6 +41,8 @@ class SeccompContext final : public Context, public StubInjector {
   std::shared_ptr<AddressSpace> address_space() override;
   void Kill() override;
   int host_tid() const override { return guest_; }
+  // The injector's time is the guest's too: it runs the guest's mmap, munmap, mprotect, ...
+  std::vector<int> cpu_pids() const override { return {guest_, injector_}; }
 
   // Runs in the injector stub.
   Result<int64_t> StubSyscall(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,

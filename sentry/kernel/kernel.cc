@@ -94,6 +94,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
   auto started_future = started.get_future();
   TaskThreadStarted();
   std::thread([&, init]() {
+    init->BindHostThread();
     auto r = loader::Exec(*init, opts.path, opts.argv, opts.envp);
     started.set_value(r);
     if (!r.ok()) {

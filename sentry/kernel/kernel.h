@@ -24,6 +24,7 @@
 #include "sentry/base/errno.h"
 #include "sentry/base/guest_addr.h"
 #include "sentry/base/wait_queue.h"
+#include "sentry/kernel/cputime.h"
 #include "sentry/mm/memory_manager.h"
 #include "vfs/fd_table.h"
 #include "vfs/vfs.h"
@@ -131,6 +132,12 @@ class ThreadGroup {
   bool stop_to_report = false;      // for WUNTRACED
   bool continue_to_report = false;  // for WCONTINUED
   bool subreaper = false;
+
+  // CPU time (cputime.h), as Linux's signal->utime/stime and cutime/cstime: of the threads
+  // that have left the group, and of the children reaped by wait (each child's own time plus
+  // its own reaped children's). Live threads are read on demand (Kernel::GroupCpuUsage).
+  CpuTime cpu_exited;
+  CpuTime cpu_children;
 
   // Resources shared by the threads (replaced wholesale by execve, so read under Kernel::mu_
   // or from the owning thread).
@@ -250,6 +257,20 @@ class Task final : public Blocker {
   bool group_stopped_ = false;  // this thread has parked for a group stop
   bool exec_kill_ = false;      // another thread of the group is exec'ing: leave quietly
   int pdeathsig_ = 0;
+  // CPU time (cputime.h). The live sources are read only on demand; a stub's time moves to
+  // cpu_retired_ before the stub is killed (execve, exit), while its clock can still be read.
+  std::vector<int> cpu_pids_;  // the current stub's host processes (Context::cpu_pids)
+  int host_thread_tid_ = 0;    // the Sentry thread that runs this task, once it runs
+  CpuTime cpu_retired_;        // of the stubs this task has left behind
+
+  // This task's CPU time so far. Preconditions: Kernel::mu_ held.
+  CpuTime CpuUsage();
+  // Starts or stops counting ctx_'s host processes as this task's (see cpu_pids_). Called by
+  // the task's own thread, without Kernel::mu_.
+  void AdoptContextCpu();
+  void RetireContextCpu();
+  // Records the calling host thread as the one that runs this task.
+  void BindHostThread();
 
  private:
   friend class Kernel;
@@ -316,6 +337,11 @@ class Kernel {
   void Reap(ThreadGroup& child) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyParent(ThreadGroup& child, int code, int status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The CPU time of `tg`'s threads, live and exited (not its children's).
+  CpuTime GroupCpuUsage(ThreadGroup& tg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // execve's de_thread for a non-leader: once the other threads are gone, `t` takes over the
+  // leader's tid (the group's pid), and the old leader and `t`'s old tid disappear.
+  void TakeOverLeader(Task& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Task threads call these at start and end, so that Run() knows when all are gone.
   void TaskThreadStarted();

@@ -45,6 +45,12 @@ void Kernel::Reap(ThreadGroup& child) {
 
 void Kernel::TaskExited(Task& t) {
   ThreadGroup& tg = *t.tg_;
+  // The thread's CPU time moves to the group in the same step as it leaves tg.tasks, so that
+  // GroupCpuUsage counts it exactly once. This is the exiting task's own host thread.
+  tg.cpu_exited += t.CpuUsage();
+  t.cpu_retired_ = {};
+  t.cpu_pids_.clear();
+  t.host_thread_tid_ = 0;
   std::erase(tg.tasks, &t);
   if (&t != tg.leader) tasks_.erase(t.tid());
   for (Task* other : tg.tasks) other->waiter().Notify();  // an exec may wait for us
@@ -110,6 +116,21 @@ void Kernel::TaskExited(Task& t) {
   if (autoreap) Reap(tg);
 }
 
+void Kernel::TakeOverLeader(Task& t) {
+  ThreadGroup& tg = *t.tg_;
+  if (tg.leader == &t) return;
+  // The old leader has left tg.tasks but, as every leader, kept its tid in tasks_ for Reap.
+  // Linux's de_thread releases it at once: no zombie, no SIGCHLD, nothing for wait. Its
+  // Task object lives on until its own host thread is done with it.
+  int pid = tg.tgid;
+  auto it = tasks_.find(t.tid_);
+  std::shared_ptr<Task> self = std::move(it->second);
+  tasks_.erase(it);  // the exec'ing thread's own tid is free from now on
+  tasks_[pid] = std::move(self);
+  t.tid_ = pid;
+  tg.leader = &t;
+}
+
 void Task::ExitRobustList() {
   // Mark every robust futex this thread still owns as FUTEX_OWNER_DIED and wake a waiter.
   struct Head {
@@ -154,6 +175,7 @@ void Task::Exit() {
     vfork_done_->queue.Notify();
     vfork_done_.reset();
   }
+  RetireContextCpu();  // while the stub's clock is still there to read
   if (ctx_) ctx_->Kill();
   // The last thread out drops the process's POSIX record locks.
   bool last;

@@ -115,13 +115,19 @@ std::string ProcFs::StatLine(Proc& p) {
   mm::MemoryManager::Usage u;
   if (tg.mm) u = tg.mm->MemoryUsage();
   uint64_t vsize = u.size * 4096;
+  // The leader's line (which /proc/PID/stat shows) has the whole group's time, a thread's its
+  // own; cutime and cstime are the group's in both, as Linux's.
+  bool whole = p.task == nullptr || p.task == tg.leader;
+  CpuTime cpu = whole ? k_.GroupCpuUsage(tg) : p.task->CpuUsage();
+  auto ticks = [](int64_t ns) { return ns / 10000000; };  // USER_HZ 100
   // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
   // stime cutime cstime priority nice threads itrealvalue starttime vsize rss ...
   return absl::StrFormat(
-      "%d (%s) %c %d %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 %d 0 0 %d %d "
+      "%d (%s) %c %d %d %d 0 -1 4194304 0 0 0 0 %d %d %d %d 20 0 %d 0 0 %d %d "
       "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
-      p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, threads, vsize,
-      u.resident);
+      p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, ticks(cpu.user_ns),
+      ticks(cpu.sys_ns), ticks(tg.cpu_children.user_ns), ticks(tg.cpu_children.sys_ns), threads,
+      vsize, u.resident);
 }
 
 std::string ProcFs::Status(Proc& p) {

@@ -214,7 +214,7 @@ void Task::HandleSignals(bool after_syscall, int64_t ret) {
       }
       if (tg_->stopped) {
         group_stopped_ = true;
-        while (tg_->stopped && !tg_->exiting) {
+        while (tg_->stopped && !tg_->exiting && !exec_kill_) {
           k_.mu().Unlock();
           waiter_.WaitUntil(absl::InfiniteFuture());
           k_.mu().Lock();

@@ -86,6 +86,7 @@ Result<std::vector<std::string>> Task::CopyInStringArray(GuestAddr addr) {
 void Task::Start(int attach_handle, std::shared_ptr<platform::AddressSpace> as) {
   k_.TaskThreadStarted();
   std::thread([this, attach_handle, as = std::move(as)]() mutable {
+    BindHostThread();
     if (attach_handle >= 0) {
       bool fork = as == nullptr;
       auto ctx = k_.platform().Attach(attach_handle, std::move(as));
@@ -95,6 +96,7 @@ void Task::Start(int attach_handle, std::shared_ptr<platform::AddressSpace> as) 
         SetExiting(SignalStatus(SIGKILL, false));
       } else {
         ctx_ = std::move(*ctx);
+        AdoptContextCpu();
         if (fork) mm_->set_address_space(ctx_->address_space());
         // The new stub's FP state is the host's default; the guest's is its parent's.
         if (!start_fp_.empty()) (void)ctx_->SetFpState(start_fp_);
@@ -137,6 +139,8 @@ void Task::Run() {
         break;
       case platform::Trap::Kind::kDead: {
         absl::MutexLock l(&k_.mu());
+        // The stub may already be reaped, its pid free for another process: stop reading it.
+        cpu_pids_.clear();
         if (!tg_->exiting) k_.GroupExit(*tg_, SignalStatus(SIGKILL, false));
         exiting_ = true;
         break;

@@ -18,16 +18,41 @@ constexpr uint64_t kStackSize = 8 << 20;
 constexpr uint64_t kStackTop = platform::Layout::kGuestTop;
 constexpr int kMaxInterpDepth = 4;
 
-}  // namespace
-
-// Opens `path` for execution: a regular file the caller may execute, on an exec mount.
-Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path) {
-  vfs::Context ctx = t.VfsContext();
-  vfs::Path p = SENTRY_TRY(t.kernel().vfs().Resolve(ctx, ctx.cwd, path, true));
+// Opens the resolved `p` for execution: a regular file the caller may execute, on an exec
+// mount.
+Result<vfs::FileRef> OpenExecPath(kernel::Task& t, const vfs::Context& ctx, const vfs::Path& p) {
   if (!S_ISREG(p.inode()->Type())) return Errno(EACCES);
   if (p.mnt->flags() & MS_NOEXEC) return Errno(EACCES);
   SENTRY_TRY(t.kernel().vfs().Access(ctx, p, X_OK));
   return t.kernel().vfs().OpenPath(ctx, p, O_RDONLY, /*exec=*/true);
+}
+
+}  // namespace
+
+Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path) {
+  vfs::Context ctx = t.VfsContext();
+  return OpenExecAt(t, ctx.cwd, path, /*follow=*/true);
+}
+
+Result<vfs::FileRef> OpenExecAt(kernel::Task& t, const vfs::Path& start, const std::string& path,
+                                bool follow) {
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path p = SENTRY_TRY(t.kernel().vfs().Resolve(ctx, start, path, follow));
+  if (!follow && p.inode()->IsSymlink()) return Errno(ELOOP);
+  return OpenExecPath(t, ctx, p);
+}
+
+Result<vfs::FileRef> OpenExecFile(kernel::Task& t, const vfs::FileRef& f) {
+  vfs::Context ctx = t.VfsContext();
+  if (f->dentry()) return OpenExecPath(t, ctx, vfs::Path{f->mount(), f->dentry()});
+  // A file with no place (a memfd) cannot be opened anew: it is run through this very open
+  // file, which the loader only reads at explicit offsets and maps.
+  if (!f->inode()) return Errno(EACCES);
+  struct stat st;
+  SENTRY_TRY(f->Stat(&st));
+  if (!S_ISREG(st.st_mode)) return Errno(EACCES);
+  SENTRY_TRY(vfs::CheckPermission(ctx.creds, st, X_OK));
+  return f;
 }
 
 namespace {
@@ -118,13 +143,19 @@ Result<uint64_t> BuildStack(kernel::Task& t, platform::Context& ctx, mm::MemoryM
   return sp;
 }
 
-// Kills the other threads of the group and waits until they are gone (execve's de_thread).
-void DeThread(kernel::Task& t) {
+// Kills the other threads of the group and waits until they are gone, then makes `t` the
+// group's leader (execve's de_thread). EAGAIN if the group is already exiting or another of
+// its threads is exec'ing: `t` is then on its way out too, as in Linux.
+Result<void> DeThread(kernel::Task& t) {
   kernel::Kernel& k = t.kernel();
   for (;;) {
     {
       absl::MutexLock l(&k.mu());
-      if (t.tg().tasks.size() == 1) break;
+      if (t.exec_kill_ || t.tg().exiting) return Errno(EAGAIN);
+      if (t.tg().tasks.size() == 1) {
+        k.TakeOverLeader(t);
+        return Ok();
+      }
       for (kernel::Task* o : t.tg().tasks) {
         if (o == &t) continue;
         o->exec_kill_ = true;
@@ -139,11 +170,21 @@ void DeThread(kernel::Task& t) {
 
 Result<void> Exec(kernel::Task& t, std::string path, std::vector<std::string> argv,
                   std::vector<std::string> envp) {
-  std::string execfn = path;
   vfs::FileRef file = SENTRY_TRY(OpenExec(t, path));
+  return ExecFile(t, std::move(file), std::move(path), std::move(argv), std::move(envp),
+                  /*path_inaccessible=*/false);
+}
+
+Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
+                      std::vector<std::string> argv, std::vector<std::string> envp,
+                      bool path_inaccessible) {
+  std::string execfn = filename;
+  std::string path = std::move(filename);
   for (int depth = 0;; depth++) {
     bool script = SENTRY_TRY(Shebang(t, file, path, argv));
     if (!script) break;
+    // The interpreter could not open the script by the name it would be given (binfmt_script).
+    if (path_inaccessible) return Errno(ENOENT);
     if (depth >= kMaxInterpDepth) return Errno(ELOOP);
     file = SENTRY_TRY(OpenExec(t, path));
   }
@@ -160,10 +201,13 @@ Result<void> Exec(kernel::Task& t, std::string path, std::vector<std::string> ar
   mm->SetBrkStart(elf.brk);
   uint64_t sp = SENTRY_TRY(BuildStack(t, *ctx, *mm, elf, execfn, argv, envp));
 
-  // Point of no return.
-  DeThread(t);
+  // Point of no return once the other threads are gone (DeThread fails only when this thread
+  // is being killed anyway).
+  SENTRY_TRY(DeThread(t));
+  t.RetireContextCpu();
   if (t.ctx_) t.ctx_->Kill();
   t.ctx_ = std::move(ctx);
+  t.AdoptContextCpu();
   t.mm_ = mm;
   t.fds().CloseOnExec();
   t.altstack_ = {0, abi::kSS_DISABLE, 0, 0};

@@ -21,6 +21,12 @@ struct LoadedElf {
 // Opens `path` (relative to the cwd) for execution: EACCES unless it is a regular file the
 // task may execute on a mount without MS_NOEXEC.
 Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path);
+// The same relative to `start`; without `follow`, a symlink as the last component is ELOOP
+// (execveat's AT_SYMLINK_NOFOLLOW).
+Result<vfs::FileRef> OpenExecAt(kernel::Task& t, const vfs::Path& start, const std::string& path,
+                                bool follow);
+// The program open file `f` is (execveat with AT_EMPTY_PATH, fexecve), with the same checks.
+Result<vfs::FileRef> OpenExecFile(kernel::Task& t, const vfs::FileRef& f);
 
 // Maps `file` (and its interpreter) into `mm` through `ctx`.
 Result<LoadedElf> LoadElf(kernel::Task& t, platform::Context& ctx, mm::MemoryManager& mm,
@@ -30,5 +36,12 @@ Result<LoadedElf> LoadElf(kernel::Task& t, platform::Context& ctx, mm::MemoryMan
 // is intact and the errno is returned.
 Result<void> Exec(kernel::Task& t, std::string path, std::vector<std::string> argv,
                   std::vector<std::string> envp);
+// Runs the already opened program `file`. `filename` is the name the new program is given
+// (AT_EXECFN, comm, a script's path in its interpreter's argv); `path_inaccessible` says that
+// name will not open once the exec is done (a close-on-exec fd's /dev/fd/N), so a script
+// cannot be run (ENOENT), as Linux's BINPRM_FLAGS_PATH_INACCESSIBLE.
+Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
+                      std::vector<std::string> argv, std::vector<std::string> envp,
+                      bool path_inaccessible);
 
 }  // namespace sentry::loader
