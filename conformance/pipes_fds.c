@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 // Child mode "check-fds CLOSED OPEN_RD OPEN_WR": CLOSED must be gone after
@@ -271,6 +272,35 @@ TEST(bad_descriptors) {
   close_pair(p);
   CHECK_ERRNO(close(p[0]), EBADF);
   CHECK_ERRNO(read(p[0], &c, 1), EBADF);
+}
+
+// Socket calls on files that are not sockets. bash asks getpeername(0) whether stdin is a
+// network connection and reads ~/.bashrc unless the answer is ENOTSOCK (or EBADF, ENOTCONN,
+// EINVAL).
+TEST(socket_calls_on_non_sockets) {
+  int p[2];
+  CHECK_OK(pipe(p));
+  struct sockaddr_storage sa;
+  socklen_t len = sizeof(sa);
+  CHECK_ERRNO(getpeername(p[0], (struct sockaddr*)&sa, &len), ENOTSOCK);
+  len = sizeof(sa);
+  CHECK_ERRNO(getsockname(p[1], (struct sockaddr*)&sa, &len), ENOTSOCK);
+  int one = 1;
+  CHECK_ERRNO(setsockopt(p[0], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), ENOTSOCK);
+  CHECK_ERRNO(shutdown(p[1], SHUT_RDWR), ENOTSOCK);
+  CHECK_ERRNO(listen(p[0], 1), ENOTSOCK);
+  CHECK_ERRNO(send(p[1], "x", 1, 0), ENOTSOCK);
+  char c;
+  CHECK_ERRNO(recv(p[0], &c, 1, MSG_DONTWAIT), ENOTSOCK);
+  int devnull = open("/dev/null", O_RDWR);
+  CHECK(devnull >= 0);
+  len = sizeof(sa);
+  CHECK_ERRNO(getpeername(devnull, (struct sockaddr*)&sa, &len), ENOTSOCK);
+  close(devnull);
+  close_pair(p);
+  len = sizeof(sa);
+  CHECK_ERRNO(getpeername(p[0], (struct sockaddr*)&sa, &len), EBADF);
+  CHECK_ERRNO(getpeername(-1, (struct sockaddr*)&sa, &len), EBADF);
 }
 
 TEST(readv_writev) {
@@ -543,6 +573,7 @@ int main(int argc, char **argv) {
   RUN(fcntl_dupfd);
   RUN(fcntl_flags);
   RUN(bad_descriptors);
+  RUN(socket_calls_on_non_sockets);
   RUN(readv_writev);
   RUN(pipes_are_not_seekable);
   RUN(dev_null_zero_urandom);

@@ -4,6 +4,7 @@
 // yields EIO, and an errno outside 1..4095 is reported as EIO.
 #include "gofer/client.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <utility>
@@ -83,6 +84,7 @@ Result<std::string> Client::Call(uint32_t op, const std::string& request, int* f
 Result<std::string> Client::CallLocked(uint32_t op, const std::string& request, int* fd_out,
                                        bool* died) {
   if (dead()) return Errno(EIO);
+  FollowCallerLocked();
   Writer w;
   w.U32(op);
   std::string msg = w.Take() + request;
@@ -111,6 +113,17 @@ Result<std::string> Client::CallLocked(uint32_t op, const std::string& request, 
     close(fd);
   }
   return std::string(reply_buf_.data() + sizeof(int32_t), len - sizeof(int32_t));
+}
+
+void Client::FollowCallerLocked() {
+  if (peer_ <= 0) return;
+  int cpu = sched_getcpu();
+  if (cpu < 0 || cpu == peer_cpu_ || cpu >= CPU_SETSIZE) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  // A failure (the gofer gone, a CPU taken away) only costs speed.
+  peer_cpu_ = sched_setaffinity(peer_, sizeof(set), &set) == 0 ? cpu : -1;
 }
 
 void Client::Post(uint32_t op, const std::string& request) {

@@ -172,6 +172,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (!gp.ok()) return gp.status();
   auto client = std::make_shared<gofer::Client>(gp->sock);
   pid_t gofer_pid = gp->pid;
+  client->set_peer(gofer_pid);
   client->set_on_death([] {
     fprintf(stderr, "sentry-run: the gofer exited; guest file operations now fail with EIO\n");
   });
