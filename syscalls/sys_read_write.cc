@@ -1,6 +1,8 @@
 // read, write and their vectored and positional variants.
 #include <sys/uio.h>
 
+#include <memory>
+
 #include "syscalls/common.h"
 #include "vfs/inotify.h"
 
@@ -48,6 +50,19 @@ struct GuestBuffer {
   }
 };
 
+// The calling thread's staging buffer, at least min(len, kStage) bytes: allocated once per
+// thread and never cleared (every byte handed out is written before it is read).
+std::span<uint8_t> Stage(size_t len) {
+  thread_local std::unique_ptr<uint8_t[]> buf;
+  thread_local size_t size = 0;
+  size_t want = std::min(len, kStage);
+  if (size < want) {
+    size = std::max(want, size_t{64} * 1024);
+    buf.reset(new uint8_t[size]);
+  }
+  return {buf.get(), want};
+}
+
 GuestBuffer OneRange(GuestAddr buf, size_t count) {
   count = std::min(count, kMaxRw);
   return {{{reinterpret_cast<void*>(buf.value()), count}}, count};
@@ -77,10 +92,10 @@ Result<uint64_t> DoRead(Task& t, const vfs::FileRef& f, const GuestBuffer& b, in
   if (!f->Readable()) return Errno(EBADF);
   const vfs::InodeRef& ino = f->inode();
   bool rounds = ino && S_ISREG(ino->Type());
-  std::vector<uint8_t> data(std::min(b.total, kStage));
+  std::span<uint8_t> data = Stage(b.total);
   size_t done = 0;
   do {
-    std::span<uint8_t> chunk(data.data(), std::min(b.total - done, data.size()));
+    std::span<uint8_t> chunk = data.first(std::min(b.total - done, data.size()));
     auto r = off >= 0 ? f->PRead(t, chunk, off + done) : f->Read(t, chunk);
     if (!r.ok()) {
       if (done > 0) break;
@@ -103,7 +118,7 @@ Result<uint64_t> DoRead(Task& t, const vfs::FileRef& f, const GuestBuffer& b, in
 Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, const GuestBuffer& b, int64_t off) {
   if (!f->Writable()) return Errno(EBADF);
   SENTRY_TRY(RemovePrivsForWrite(t, f));
-  std::vector<uint8_t> data(std::min(b.total, kStage));
+  std::span<uint8_t> data = Stage(b.total);
   size_t done = 0;
   do {
     size_t want = std::min(b.total - done, data.size());

@@ -1,5 +1,6 @@
 #include <signal.h>
 
+#include <cstring>
 #include <thread>
 
 #include "sentry/base/logging.h"
@@ -68,15 +69,80 @@ Result<std::string> Task::CopyInString(GuestAddr addr, size_t max) {
   return Errno(ENAMETOOLONG);
 }
 
+namespace {
+
+// Reads guest memory a page at a time and serves smaller reads from that page: the argv and
+// envp of an execve can hold thousands of strings (xargs), packed together, which would
+// otherwise cost two host reads each.
+class PageWindow {
+ public:
+  explicit PageWindow(platform::AddressSpace& as) : as_(as) {}
+
+  // Copies `len` bytes at `addr`; EFAULT if any of them is unreadable.
+  Result<void> Read(uint64_t addr, uint8_t* dst, size_t len) {
+    while (len > 0) {
+      const uint8_t* src = SENTRY_TRY(At(addr));
+      size_t n = std::min<size_t>(len, kPageSize - (addr & (kPageSize - 1)));
+      memcpy(dst, src, n);
+      addr += n;
+      dst += n;
+      len -= n;
+    }
+    return Ok();
+  }
+
+  // A NUL-terminated string of at most `max` bytes (ENAMETOOLONG past it).
+  Result<std::string> String(uint64_t addr, size_t max) {
+    std::string out;
+    for (;;) {
+      const uint8_t* src = SENTRY_TRY(At(addr));
+      size_t n = kPageSize - (addr & (kPageSize - 1));
+      const void* nul = memchr(src, 0, n);
+      size_t take = nul ? static_cast<const uint8_t*>(nul) - src : n;
+      if (out.size() + take >= max) return Errno(ENAMETOOLONG);
+      out.append(reinterpret_cast<const char*>(src), take);
+      if (nul) return out;
+      addr += n;
+    }
+  }
+
+ private:
+  // The bytes from `addr` to the end of its page.
+  Result<const uint8_t*> At(uint64_t addr) {
+    uint64_t page = PageRoundDown(addr);
+    if (!valid_ || page != base_) {
+      valid_ = false;
+      if (as_.ReadMemory(GuestAddr(page), {page_, kPageSize}) != kPageSize) {
+        return Errno(EFAULT);
+      }
+      base_ = page;
+      valid_ = true;
+    }
+    return page_ + (addr - page);
+  }
+
+  platform::AddressSpace& as_;
+  uint8_t page_[kPageSize];
+  uint64_t base_ = 0;
+  bool valid_ = false;
+};
+
+}  // namespace
+
 Result<std::vector<std::string>> Task::CopyInStringArray(GuestAddr addr) {
   std::vector<std::string> out;
   if (addr.IsNull()) return out;
+  // One window on the pointer array, one on the strings it points to.
+  auto pointers = std::make_unique<PageWindow>(mm_->as());
+  auto strings = std::make_unique<PageWindow>(mm_->as());
   size_t total = 0;
   for (uint64_t i = 0;; i++) {
     if (i >= 0x7fffffff / 8) return Errno(E2BIG);
-    uint64_t p = SENTRY_TRY(CopyIn<uint64_t>(addr + i * 8));
+    uint64_t p;
+    if (addr.value() + i * 8 < addr.value()) return Errno(EFAULT);
+    SENTRY_TRY(pointers->Read(addr.value() + i * 8, reinterpret_cast<uint8_t*>(&p), sizeof(p)));
     if (p == 0) break;
-    out.push_back(SENTRY_TRY(CopyInString(GuestAddr(p), 128 * 1024 + 1)));
+    out.push_back(SENTRY_TRY(strings->String(p, 128 * 1024 + 1)));
     total += out.back().size() + 1 + 8;
     if (total > 2 * 1024 * 1024) return Errno(E2BIG);
   }
