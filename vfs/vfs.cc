@@ -176,23 +176,34 @@ Vfs::Vfs(InodeRef root_inode, std::string fstype, std::string source, int flags)
 Path Vfs::Root() { return {root_mount_, root_mount_->root_}; }
 
 Result<DentryRef> Vfs::Child(const DentryRef& dir, const std::string& name, bool for_read) {
-  {
+  for (int attempt = 0;; attempt++) {
+    uint64_t generation;
+    {
+      absl::MutexLock l(&mu_);
+      if (dir->deleted_) return Errno(ENOENT);
+      auto it = dir->children_.find(name);
+      if (it != dir->children_.end() && it->second->inode()->Valid()) return it->second;
+      generation = dir->generation_;
+    }
+    InodeRef ino =
+        SENTRY_TRY(for_read ? dir->inode()->LookupForRead(name) : dir->inode()->Lookup(name));
     absl::MutexLock l(&mu_);
-    if (dir->deleted_) return Errno(ENOENT);
-    auto it = dir->children_.find(name);
-    if (it != dir->children_.end() && it->second->inode()->Valid()) return it->second;
+    if (dir->generation_ != generation) {
+      // The directory changed while we looked: what we found may be what a rename or unlink
+      // just replaced. Look again; under a storm of changes, answer without caching.
+      if (attempt < 8) continue;
+      return std::make_shared<Dentry>(name, dir, std::move(ino));
+    }
+    auto& slot = dir->children_[name];
+    if (!slot || slot->inode() != ino) slot = std::make_shared<Dentry>(name, dir, std::move(ino));
+    return slot;
   }
-  InodeRef ino =
-      SENTRY_TRY(for_read ? dir->inode()->LookupForRead(name) : dir->inode()->Lookup(name));
-  absl::MutexLock l(&mu_);
-  auto& slot = dir->children_[name];
-  if (!slot || slot->inode() != ino) slot = std::make_shared<Dentry>(name, dir, std::move(ino));
-  return slot;
 }
 
 void Vfs::Forget(const DentryRef& dir, const std::string& name) {
   absl::MutexLock l(&mu_);
   auto it = dir->children_.find(name);
+  dir->generation_++;
   if (it == dir->children_.end()) return;
   it->second->deleted_ = true;
   dir->children_.erase(it);
@@ -513,6 +524,8 @@ Result<void> Vfs::Rename(const Context& ctx, const Path& old_start, const std::s
   NotifyRename(old_parent, old_last, old_d->inode(), new_parent, new_last,
                new_d ? new_d->inode() : nullptr, flags & RENAME_EXCHANGE);
   absl::MutexLock l(&mu_);
+  old_parent.d->generation_++;
+  new_parent.d->generation_++;
   old_parent.d->children_.erase(old_last);
   new_parent.d->children_.erase(new_last);
   if (new_d && (flags & RENAME_EXCHANGE)) {

@@ -41,6 +41,9 @@ class Dentry {
   std::shared_ptr<Dentry> parent_;  // null for a file system root
   InodeRef inode_;
   std::map<std::string, std::shared_ptr<Dentry>> children_;  // cache of looked-up names
+  // Bumped whenever a name in children_ is dropped or moved (unlink, rename), so that a
+  // lookup that ran meanwhile (unlocked, maybe before the change) does not cache its result.
+  uint64_t generation_ = 0;
   int mount_count_ = 0;  // mounts whose mount point is this dentry
   std::atomic<bool> deleted_{false};  // written under Vfs::mu_, read anywhere
 };
