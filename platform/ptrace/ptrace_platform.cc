@@ -133,11 +133,7 @@ void PtraceContext::Kill() {
   if (tid_ <= 0) return;
   as_->RemoveMember(tid_);
   if (!dead_) {
-    kill(tid_, SIGKILL);
-    int status;
-    do {
-      status = WaitFor(tid_);
-    } while (!IsDeath(status));
+    KillAndReapLater(tid_);
     dead_ = true;
   }
 }

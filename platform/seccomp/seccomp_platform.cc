@@ -363,9 +363,10 @@ Result<int64_t> SeccompContext::StubSyscall(uint64_t nr, uint64_t a0, uint64_t a
 }
 
 Result<int> SeccompContext::LendFd(int host_fd) {
-  // Only a guest stub waiting in a notification can receive an fd (ADDFD); the injector shares
-  // its fd table.
-  if (dead_ || !in_notif_) return Errno(EOPNOTSUPP);
+  // A guest stub waiting in a notification receives it by ADDFD (the injector shares its fd
+  // table); otherwise it goes over the address space's channel, into the injector.
+  if (dead_) return Errno(EOPNOTSUPP);
+  if (!in_notif_) return as_->LendFd(*this, host_fd);
   struct seccomp_notif_addfd add {};
   add.id = notif_id_;
   add.srcfd = static_cast<uint32_t>(host_fd);
@@ -409,13 +410,16 @@ void SeccompContext::Kill() {
 // Platform.
 
 absl::StatusOr<std::unique_ptr<Context>> SeccompPlatform::NewAddressSpace() {
-  SENTRY_ASSIGN_OR_RETURN(int injector, SpawnStub(stub_fd_));
+  // The channel lends fds while no notification is pending (the ELF loader at execve), when
+  // SECCOMP_IOCTL_NOTIF_ADDFD cannot.
+  SENTRY_ASSIGN_OR_RETURN(std::shared_ptr<FdChannel> channel, FdChannel::Create());
+  SENTRY_ASSIGN_OR_RETURN(int injector, SpawnStub(stub_fd_, channel->stub_end()));
   auto as = std::make_shared<StubAddressSpace>(injector);
+  as->set_channel(std::move(channel));
   auto stack_range = as->LearnLayout(injector);
   if (!stack_range.ok()) return stack_range.status();
-  if (stack_range->second > stack_range->first && stack_range->first < Layout::kGuestTop) {
-    // The host gave the stub a stack where guest mappings go; the guest gets its own, so drop
-    // it. (Without randomization it sits above kGuestTop, out of the guest's reach: kept.)
+  if (stack_range->second > stack_range->first) {
+    // The host gave the stub a stack; the guest gets its own, so drop it.
     bool interrupted = false;
     auto r = InjectSyscall(injector,
                            {SYS_munmap, stack_range->first,

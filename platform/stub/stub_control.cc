@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -153,6 +154,9 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> StubAddressSpace::LearnLayout(int 
   }
   reserved_ = g_layout->reserved;
   vdso_base_ = g_layout->vdso_base;
+  // A stack above kGuestTop (where it is without randomization) is out of the guest's reach
+  // and may stay: one injected munmap less per execve.
+  if (g_layout->stack.first >= Layout::kGuestTop) return std::pair<uint64_t, uint64_t>{0, 0};
   return g_layout->stack;
 }
 
@@ -284,11 +288,26 @@ Result<uint64_t> StubAddressSpace::Map(Context& via, GuestAddr addr, uint64_t le
   if (host_fd < 0) {
     return Host(inj, SYS_mmap, addr.value(), len, prot, flags, ~uint64_t{0}, offset);
   }
+  int remote = SENTRY_TRY(Lend(inj, host_fd));
+  return Host(inj, SYS_mmap, addr.value(), len, prot, flags, static_cast<uint64_t>(remote),
+              offset);
+}
+
+Result<int> StubAddressSpace::Lend(StubInjector& inj, int host_fd) {
+  struct stat st;
+  if (fstat(host_fd, &st) != 0) return Errno(errno);
+  StubInjector::LentFile& lent = inj.lent_file;
+  if (lent.remote >= 0 && lent.dev == st.st_dev && lent.ino == st.st_ino &&
+      lent.ctime.tv_sec == st.st_ctim.tv_sec && lent.ctime.tv_nsec == st.st_ctim.tv_nsec) {
+    return lent.remote;
+  }
+  if (lent.remote >= 0) {
+    (void)inj.StubSyscall(SYS_close, static_cast<uint64_t>(lent.remote));
+    lent.remote = -1;
+  }
   int remote = SENTRY_TRY(inj.LendFd(host_fd));
-  Result<uint64_t> r = Host(inj, SYS_mmap, addr.value(), len, prot, flags,
-                            static_cast<uint64_t>(remote), offset);
-  (void)inj.StubSyscall(SYS_close, static_cast<uint64_t>(remote));
-  return r;
+  lent = {st.st_dev, st.st_ino, st.st_ctim, remote};
+  return remote;
 }
 
 Result<int> StubAddressSpace::LendFd(StubInjector& via, int host_fd) {

@@ -13,6 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include <sys/types.h>
+
+#include <ctime>
+
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/platform.h"
@@ -54,6 +58,18 @@ class StubInjector {
   // Installs a copy of the Sentry's `host_fd` in the injector's fd table and returns its
   // number there (closed again with an injected close). EOPNOTSUPP if this stub cannot.
   virtual Result<int> LendFd(int /*host_fd*/) { return Errno(EOPNOTSUPP); }
+
+  // The file most recently lent for a mapping stays in the injector's fd table until another
+  // one is lent: a program and each library are mapped segment by segment from one file, and
+  // each lend and close is an injection. The fd is of no use to guest code, whose every
+  // syscall is trapped. Owned by the task thread that drives this injector.
+  struct LentFile {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    struct timespec ctime {};  // with dev and ino: no other file, even one reusing the inode
+    int remote = -1;  // fd number in the injector, -1 if none
+  };
+  LentFile lent_file;
 };
 
 // Injects one syscall into stopped, seized `tid`. A stop that is not the injection's own
@@ -67,7 +83,8 @@ class StubAddressSpace final : public AddressSpace {
  public:
   explicit StubAddressSpace(int pid) { members_.push_back(pid); }
 
-  // Reads the host mappings the stub brought with it; returns the stack range to unmap.
+  // Reads the host mappings the stub brought with it; returns the stack range to unmap
+  // (empty when the stack is where guest mappings never go).
   absl::StatusOr<std::pair<uint64_t, uint64_t>> LearnLayout(int pid);
   // LearnLayout's first reading, from /proc/PID/maps.
   absl::StatusOr<std::pair<uint64_t, uint64_t>> ReadLayout(int pid);
@@ -83,6 +100,9 @@ class StubAddressSpace final : public AddressSpace {
   // StubInjector::LendFd over the channel, for stubs that have no other way to receive an
   // fd. EOPNOTSUPP without a channel.
   Result<int> LendFd(StubInjector& via, int host_fd);
+  // `host_fd`'s number in the injector's fd table: the one lent before if it is the same
+  // file (StubInjector::lent_file), else a fresh lend.
+  static Result<int> Lend(StubInjector& inj, int host_fd);
   // The address space of a stub that ForkAddressSpace created as `handle`: its parent's
   // layout if it was noted, else read from the host.
   static absl::StatusOr<std::shared_ptr<StubAddressSpace>> ForForkedStub(int handle);
