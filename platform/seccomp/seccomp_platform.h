@@ -70,7 +70,7 @@ class SeccompContext final : public Context, public StubInjector {
   const int guest_;
   const int listener_;  // the guest stub's seccomp notification fd
   const int pidfd_;     // the guest stub's pidfd: readable once it is dead
-  const int wake_fd_;   // an eventfd Interrupt() writes to wake Wait()
+  const int wake_fd_;   // an eventfd Interrupt() writes to wake Wait() when slot_ < 0
   std::shared_ptr<StubAddressSpace> as_;
 
   bool dead_ = false;
@@ -85,6 +85,9 @@ class SeccompContext final : public Context, public StubInjector {
   uint64_t notif_nr_ = 0;
   uint64_t notif_rip_ = 0;
   Registers host_regs_{};
+  // This context's slot in the table of waiters that kicks reach (seccomp_platform.cc), or
+  // -1 if the table was full: Wait() then polls the fds above instead.
+  const int slot_;
 
   // Interrupt() protocol as in the ptrace platform: Switch sets running_ then checks
   // interrupt_; Interrupt sets interrupt_ then checks running_ (and then wakes Wait()).
