@@ -6,19 +6,19 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <ucontext.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <thread>
-#include <cstring>
 
 #include "absl/time/clock.h"
 #include "sentry/base/logging.h"
@@ -29,8 +29,8 @@ namespace sentry::platform {
 namespace {
 
 // A fault or a host signal stops the guest stub in ptrace, which nothing pollable reports
-// (SIGCHLD goes to any Sentry thread). Wait() therefore looks for such stops at this
-// interval while the guest runs; notifications, interrupts and death wake it at once.
+// (SIGCHLD goes to any Sentry thread). A Wait() that polls (the fallback when no wait slot is
+// free, see WaitSlot) therefore looks for such stops at this interval while the guest runs.
 constexpr int kStopPollMs = 5;
 
 // The syscalls whose handlers read or write registers other than the arguments and the
