@@ -142,7 +142,7 @@ class Client {
   void FollowCallerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   int sock_;
-  pid_t peer_ = -1;  // set before the first call
+  pid_t peer_ = -1;                // set before the first call
   std::atomic<bool> dead_{false};  // set once, under mu_
   std::function<void()> on_death_;
   absl::Mutex mu_;                                    // one request in flight

@@ -26,7 +26,7 @@ using Registers = user_regs_struct;
 // The guest address-space layout the platform reserves for itself.
 struct Layout {
   static constexpr uint64_t kStubBase = 0x7fc000000000;  // stub code, see stub/stub.S
-  static constexpr uint64_t kStubSize = 0x2000;           // the code page and the scratch page
+  static constexpr uint64_t kStubSize = 0x2000;          // the code page and the scratch page
   static constexpr uint64_t kStubInject = kStubBase + 0x100;
   static constexpr uint64_t kStubClone = kStubBase + 0x200;
   static constexpr uint64_t kStubFilter = kStubBase + 0x380;  // the seccomp platform's filter

@@ -113,7 +113,7 @@ Result<uint64_t> SysRestartSyscall(Task& t) {
 
 Result<uint64_t> SysTimes(Task& t, GuestAddr buf) {
   if (!buf.IsNull()) {
-    struct tms tm{};
+    struct tms tm {};
     {
       absl::MutexLock l(&t.kernel().mu());
       kernel::CpuTime self = t.kernel().GroupCpuUsage(t.tg());

@@ -179,8 +179,8 @@ class OverlayInode final : public Inode {
     bool lower_visible = lower_ && !opaque_ && !whiteouts_.count(name) &&
                          !lower_absent_.count(name) && (!up || up->IsDir());
     if (lower_visible) {
-      auto r = up ? lower_->Lookup(name) : for_read ? lower_->LookupForRead(name)
-                                                    : lower_->Lookup(name);
+      // Only a lower file that will be the one opened may be opened on the way.
+      auto r = for_read && !up ? lower_->LookupForRead(name) : lower_->Lookup(name);
       if (r.ok()) {
         low = *r;
         if (up && !low->IsDir()) low = nullptr;  // an upper dir over a lower file: opaque

@@ -77,8 +77,8 @@ namespace {
 constexpr int kSweepMs = 20;
 
 struct WaitSlot {
-  std::atomic<pid_t> tid{0};     // the Sentry thread waiting in this slot's context, or 0
-  std::atomic<pid_t> guest{0};   // the context's guest stub
+  std::atomic<pid_t> tid{0};    // the Sentry thread waiting in this slot's context, or 0
+  std::atomic<pid_t> guest{0};  // the context's guest stub
   std::atomic<int> kicked{0};
   std::atomic<bool> in_use{false};
 };

@@ -4,20 +4,20 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/personality.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
-#include <string>
 
 #include "sentry/base/status.h"
 
@@ -289,8 +289,7 @@ Result<uint64_t> StubAddressSpace::Map(Context& via, GuestAddr addr, uint64_t le
     return Host(inj, SYS_mmap, addr.value(), len, prot, flags, ~uint64_t{0}, offset);
   }
   int remote = SENTRY_TRY(Lend(inj, host_fd));
-  return Host(inj, SYS_mmap, addr.value(), len, prot, flags, static_cast<uint64_t>(remote),
-              offset);
+  return Host(inj, SYS_mmap, addr.value(), len, prot, flags, static_cast<uint64_t>(remote), offset);
 }
 
 Result<int> StubAddressSpace::Lend(StubInjector& inj, int host_fd) {
@@ -387,8 +386,7 @@ int SpawnChild(void* arg) {
 absl::StatusOr<int> SpawnStub(int stub_fd, int channel_fd) {
   static thread_local std::vector<uint8_t> stack(64 * 1024);
   SpawnArgs args{stub_fd, channel_fd};
-  int pid =
-      clone(SpawnChild, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  int pid = clone(SpawnChild, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   if (pid < 0) return ErrnoStatus("clone (stub)");
   absl::Status st = SeizeStopped(pid);
   if (!st.ok()) {

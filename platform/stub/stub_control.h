@@ -9,13 +9,10 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <ctime>
 #include <memory>
 #include <utility>
 #include <vector>
-
-#include <sys/types.h>
-
-#include <ctime>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -67,7 +64,7 @@ class StubInjector {
     dev_t dev = 0;
     ino_t ino = 0;
     struct timespec ctime {};  // with dev and ino: no other file, even one reusing the inode
-    int remote = -1;  // fd number in the injector, -1 if none
+    int remote = -1;           // fd number in the injector, -1 if none
   };
   LentFile lent_file;
 };
