@@ -96,6 +96,37 @@ TEST(memfd_basics) {
   CHECK_OK(close(p[1]));
 }
 
+// Opening /proc/self/fd/N of a memfd makes a new open file of the same memory file: its own
+// offset (0) and access mode, the same contents (fexecve of a script, runc's memfd trick).
+TEST(memfd_reopen_through_proc) {
+  int fd = memfd_create("reopen", 0);
+  CHECK(fd >= 0);
+  CHECK_EQ(write(fd, "first", 5), 5);
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  int ro = open(path, O_RDONLY);
+  CHECK(ro >= 0);
+  CHECK_EQ(lseek(ro, 0, SEEK_CUR), 0);
+  CHECK_EQ(lseek(fd, 0, SEEK_CUR), 5);
+  CHECK_EQ(fcntl(ro, F_GETFL) & O_ACCMODE, O_RDONLY);
+  char buf[16] = {0};
+  CHECK_EQ(read(ro, buf, sizeof(buf)), 5);
+  CHECK(memcmp(buf, "first", 5) == 0);
+  CHECK_ERRNO(write(ro, "x", 1), EBADF);
+  // Writes through one show through the other.
+  CHECK_EQ(write(fd, "+more", 5), 5);
+  CHECK_EQ(read(ro, buf, sizeof(buf)), 5);
+  CHECK(memcmp(buf, "+more", 5) == 0);
+  int rw = open(path, O_RDWR);
+  CHECK(rw >= 0);
+  CHECK_EQ(pwrite(rw, "F", 1, 0), 1);
+  CHECK_EQ(pread(fd, buf, 5, 0), 5);
+  CHECK(memcmp(buf, "First", 5) == 0);
+  CHECK_OK(close(rw));
+  CHECK_OK(close(ro));
+  CHECK_OK(close(fd));
+}
+
 TEST(memfd_seals) {
   int fd = memfd_create("sealed", MFD_ALLOW_SEALING);
   CHECK(fd >= 0);
@@ -297,6 +328,7 @@ TEST(poll_on_epoll_fd) {
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   RUN(memfd_basics);
+  RUN(memfd_reopen_through_proc);
   RUN(memfd_seals);
   RUN(anon_names_and_fstat);
   RUN(select_and_ppoll);

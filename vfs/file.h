@@ -60,6 +60,13 @@ class FileDescription {
   // A name for /proc/PID/fd and strace: "pipe:[7]", "/dev/null", "/etc/passwd". Files
   // opened by path get their path from the VFS (see Vfs::PathString) and return "" here.
   virtual std::string Name() const { return ""; }
+  // Opening this file again through a magic link (/proc/PID/fd/N) when it has no place to
+  // open by path: a new open file of the same object with `flags`, or null when the walk
+  // yields this very open file (a pipe, for now).
+  virtual Result<FileRef> Reopen(int flags) {
+    (void)flags;
+    return FileRef();
+  }
 
   // Where the file was opened (null for pipes and other anonymous files). Set once by the
   // VFS right after Inode::Open.

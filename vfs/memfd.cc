@@ -81,6 +81,10 @@ class MemfdInode final : public Inode {
   uint32_t seals_ ABSL_GUARDED_BY(seals_mu_);
 };
 
+constexpr int kLargeFile = 0100000;  // O_LARGEFILE as the kernel sees it on x86_64
+// The access of the tmpfs file behind every open memfd; the memfd's own flags decide.
+constexpr int kDataFlags = O_RDWR | kLargeFile;
+
 // An open memfd: the tmpfs file's own open file does the I/O (and keeps the offset).
 class MemfdFile final : public FileDescription {
  public:
@@ -116,6 +120,16 @@ class MemfdFile final : public FileDescription {
     return data_->Allocate(mode, off, len);
   }
   std::string Name() const override { return name_; }
+  // A new open file of the same memory file, at offset 0. Partial: O_TRUNC is not applied.
+  Result<FileRef> Reopen(int flags) override {
+    const InodeRef& data_inode = data_->inode();
+    FileRef data = SENTRY_TRY(data_inode->Open(kDataFlags));
+    data->set_location(nullptr, nullptr, data_inode);
+    int kept = (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | kLargeFile;
+    auto file = std::make_shared<MemfdFile>(std::move(data), memfd_inode_, name_, kept);
+    file->set_location(nullptr, nullptr, memfd_inode_);
+    return FileRef(std::move(file));
+  }
 
   MemfdInode& memfd_inode() { return *memfd_inode_; }
 
@@ -140,7 +154,7 @@ Result<FileRef> NewMemfd(const std::string& name, bool allow_sealing, const Cred
   std::string slot = "memfd-" + std::to_string(g_next_memfd.fetch_add(1));
   InodeRef data = SENTRY_TRY(root->Mknod(slot, S_IFREG | 0777, 0, creds));
   SENTRY_TRY(root->Unlink(slot, false));
-  constexpr int kFlags = O_RDWR | 0100000;  // O_LARGEFILE as the kernel sees it on x86_64
+  constexpr int kFlags = kDataFlags;
   FileRef data_file = SENTRY_TRY(data->Open(kFlags));
   data_file->set_location(nullptr, nullptr, data);
   auto inode = std::make_shared<MemfdInode>(data, allow_sealing ? 0 : F_SEAL_SEAL);

@@ -293,7 +293,12 @@ Result<FileRef> Vfs::Open(const Context& ctx, const Path& start, const std::stri
     bool follow = !(flags & O_NOFOLLOW);
     w.read_intent = (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_PATH | O_TRUNC));
     Path p = SENTRY_TRY(w.Walk(start, path, follow));
-    if (w.magic) return w.magic;  // reopening /proc/self/fd/N of a pipe: the same file
+    if (w.magic) {
+      // /proc/self/fd/N of a file with no place: a new open file of it (a memfd), or the
+      // same open file (a pipe).
+      FileRef again = SENTRY_TRY(w.magic->Reopen(flags));
+      return again ? again : w.magic;
+    }
     return OpenPath(ctx, p, flags);
   }
   bool trailing = false;
