@@ -360,47 +360,44 @@ Trap SeccompContext::Wait(Registers& regs) {
     bool notified;
     struct seccomp_notif req;
     memset(&req, 0, sizeof(req));
-    struct pollfd fds[3] = {
-        {listener_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {pidfd_, POLLIN, 0}};
-    int n = 0;
     if (slot) {
       // A kick from here on interrupts the ioctl. The flag is cleared only on the way to the
       // checks below, so a kick that came while this thread was elsewhere is not lost.
       notified = SeccompRecv(listener_, SECCOMP_IOCTL_NOTIF_RECV, &req, &slot->kicked) == 0;
       if (!notified) slot->kicked.store(0);
     } else {
-      n = poll(fds, 3, kStopPollMs);
+      struct pollfd fds[3] = {
+          {listener_, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {pidfd_, POLLIN, 0}};
+      int n = poll(fds, 3, kStopPollMs);
+      if (n > 0 && (fds[1].revents & POLLIN)) {
+        uint64_t v;
+        (void)!read(wake_fd_, &v, sizeof(v));
+      }
       notified = n > 0 && (fds[0].revents & POLLIN) &&
                  ioctl(listener_, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0;
     }
-    {
-      if (notified) {
-        running_.store(false);
-        in_notif_ = true;
-        notif_id_ = req.id;
-        notif_nr_ = static_cast<uint32_t>(req.data.nr);
-        notif_rip_ = req.data.instruction_pointer;
-        regs.orig_rax = notif_nr_;
-        regs.rdi = req.data.args[0];
-        regs.rsi = req.data.args[1];
-        regs.rdx = req.data.args[2];
-        regs.r10 = req.data.args[3];
-        regs.r8 = req.data.args[4];
-        regs.r9 = req.data.args[5];
-        regs.rip = notif_rip_;
-        regs.rax = static_cast<uint64_t>(-ENOSYS);
-        if (NeedsAllRegisters(notif_nr_) && !SyncRegisters(regs).ok()) return Dead();
-        Trap trap;
-        trap.kind = Trap::Kind::kSyscall;
-        return trap;
-      }
-      // Otherwise: a kick (EINTR), a poll timeout, or ENOENT, a notification cancelled before
-      // we took it (the stub died or stopped).
+    if (notified) {
+      running_.store(false);
+      in_notif_ = true;
+      notif_id_ = req.id;
+      notif_nr_ = static_cast<uint32_t>(req.data.nr);
+      notif_rip_ = req.data.instruction_pointer;
+      regs.orig_rax = notif_nr_;
+      regs.rdi = req.data.args[0];
+      regs.rsi = req.data.args[1];
+      regs.rdx = req.data.args[2];
+      regs.r10 = req.data.args[3];
+      regs.r8 = req.data.args[4];
+      regs.r9 = req.data.args[5];
+      regs.rip = notif_rip_;
+      regs.rax = static_cast<uint64_t>(-ENOSYS);
+      if (NeedsAllRegisters(notif_nr_) && !SyncRegisters(regs).ok()) return Dead();
+      Trap trap;
+      trap.kind = Trap::Kind::kSyscall;
+      return trap;
     }
-    if (n > 0 && (fds[1].revents & POLLIN)) {
-      uint64_t v;
-      (void)!read(wake_fd_, &v, sizeof(v));
-    }
+    // Otherwise: a kick (EINTR), a poll timeout, or ENOENT, a notification cancelled before we
+    // took it (the stub died or stopped).
     if (interrupt_.exchange(false)) {
       // Stop the guest wherever it is; a syscall it had just raised is cancelled and restarts.
       if (ptrace(PTRACE_INTERRUPT, guest_, 0, 0) != 0) return Stopped(WaitFor(guest_), regs);
