@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime-shim/sandbox.h"
+#include "vfs/mem_inode.h"
 
 namespace {
 
@@ -11,11 +12,13 @@ void Usage(FILE* out) {
   fprintf(out,
           "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
           "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
-          "                  [--cwd DIR] -- PROGRAM [ARGS...]\n"
+          "                  [--cwd DIR] [--tmpfs-size SIZE] -- PROGRAM [ARGS...]\n"
           "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
           "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
           "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
-          "path and starts there.\n");
+          "path and starts there. --tmpfs-size bounds what the in-memory layer (writes to the\n"
+          "root, tmpfs mounts, /dev/shm, memfds) holds in all: bytes with a k/m/g/t suffix or a\n"
+          "percentage of RAM (default 50%%); beyond it writes fail with ENOSPC.\n");
 }
 
 }  // namespace
@@ -73,6 +76,13 @@ int main(int argc, char** argv) {
       opts.cwd = b->host;
     } else if (const char* v = value("--cwd")) {
       opts.cwd = v;
+    } else if (const char* v = value("--tmpfs-size")) {
+      auto size = sentry::vfs::ParseTmpfsSize(v);
+      if (!size.ok() || *size < 4096) {
+        fprintf(stderr, "sentry-run: --tmpfs-size \"%s\": expected a size such as 512m, 4g or 25%%\n", v);
+        return 2;
+      }
+      opts.tmpfs_size = *size;
     } else if (a.rfind("-", 0) == 0) {
       fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
       return 2;

@@ -38,6 +38,7 @@ class NoBlocker final : public Blocker {
 struct OverlaySuper {
   absl::Mutex mu_;
   dev_t dev;
+  InodeRef upper_root;  // whose file system statfs reports, as overlayfs reports its upper's
 };
 
 class OverlayInode final : public Inode {
@@ -138,7 +139,11 @@ class OverlayInode final : public Inode {
     return Top()->Open(flags);
   }
 
-  Result<struct statfs> StatFs() override { return Inode::StatFs(); }
+  Result<struct statfs> StatFs() override {
+    struct statfs s = SENTRY_TRY(sb_->upper_root->StatFs());
+    s.f_type = 0x794c7630;  // OVERLAYFS_SUPER_MAGIC
+    return s;
+  }
   Result<std::string> GetXattr(const std::string& name) override {
     return Top()->GetXattr(name);
   }
@@ -354,6 +359,7 @@ std::atomic<uint32_t> g_next_overlay_minor{1};
 Result<InodeRef> NewOverlayRoot(InodeRef upper_root, InodeRef lower_root) {
   auto sb = std::make_shared<OverlaySuper>();
   sb->dev = makedev(0, 30 + g_next_overlay_minor.fetch_add(1));
+  sb->upper_root = upper_root;
   struct stat st = SENTRY_TRY(lower_root->Stat());
   SetAttrRequest attrs;
   attrs.mask = kAttrMode | kAttrUid | kAttrGid;
