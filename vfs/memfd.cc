@@ -1,6 +1,7 @@
 #include "vfs/memfd.h"
 
 #include <linux/falloc.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -43,10 +44,7 @@ class MemfdInode final : public Inode {
   Result<void> AddSeals(uint32_t add, int host_fd) {
     absl::MutexLock l(&seals_mu_);
     if (seals_ & F_SEAL_SEAL) return Errno(EPERM);
-    if (host_fd >= 0 && (add & kHostSeals) &&
-        fcntl(host_fd, F_ADD_SEALS, static_cast<int>(add & kHostSeals)) != 0) {
-      return Errno(errno);
-    }
+    if (host_fd >= 0 && (add & kHostSeals)) SENTRY_TRY(AddHostSeals(host_fd, add & kHostSeals));
     seals_ |= add;
     return Ok();
   }
@@ -86,6 +84,17 @@ class MemfdInode final : public Inode {
     if (size < cur && (seals_ & F_SEAL_SHRINK)) return Errno(EPERM);
     if (size > cur && (seals_ & F_SEAL_GROW)) return Errno(EPERM);
     return Ok();
+  }
+
+  // EBUSY means a writable shared mapping exists. It may be the last one of a stub that a
+  // process exit has killed but the host has not yet torn down (the Sentry reports the exit
+  // without waiting for that): such a mapping goes within milliseconds, a guest's does not.
+  static Result<void> AddHostSeals(int host_fd, uint32_t seals) {
+    for (int tries = 0;; tries++) {
+      if (fcntl(host_fd, F_ADD_SEALS, static_cast<int>(seals)) == 0) return Ok();
+      if (errno != EBUSY || tries == 50) return Errno(errno);
+      usleep(1000);
+    }
   }
 
   // The seals the host applies to a memfd: F_SEAL_EXEC is newer than some hosts, and the
