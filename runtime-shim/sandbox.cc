@@ -19,6 +19,7 @@
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
 #include "vfs/overlay.h"
+#include "vfs/tty.h"
 
 namespace sentry::shim {
 namespace {
@@ -103,6 +104,8 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
     return absl::OkStatus();
   };
   SENTRY_RETURN_IF_ERROR(mount("/dev", vfs::NewDevfs(), "devtmpfs", MS_NOSUID));
+  SENTRY_RETURN_IF_ERROR(
+      mount("/dev/pts", Result<vfs::InodeRef>(vfs::NewDevpts()), "devpts", MS_NOSUID | MS_NOEXEC));
   // /proc is mounted once the kernel exists (it describes the kernel's processes).
   if (auto r = MakeDirs(*v, ctx, "/proc"); !r.ok()) return Err("/proc", r.error());
   for (const auto& b : opts.binds) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "syscalls/common.h"
+#include "syscalls/sys_tty.h"
 #include "vfs/inotify.h"
 #include "vfs/lock.h"
 #include "vfs/memfd.h"
@@ -230,8 +231,11 @@ Result<uint64_t> SysIoctl(Task& t, int fd, uint64_t cmd, uint64_t arg) {
       SENTRY_TRY(t.CopyOut(GuestAddr(arg), n));
       return 0;
     }
-    default:
+    default: {
+      bool master;
+      if (vfs::Tty* tty = vfs::AsTty(*f, &master)) return TtyIoctl(t, *tty, master, cmd, arg);
       return f->Ioctl(t, cmd, arg);
+    }
   }
 }
 

@@ -16,7 +16,8 @@ Result<InodeRef> NewDevfs() {
     unsigned major, minor;
   };
   static const Node kNodes[] = {
-      {"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9},
+      {"null", 1, 3}, {"zero", 1, 5},   {"full", 1, 7}, {"random", 1, 8},
+      {"urandom", 1, 9}, {"tty", 5, 0}, {"ptmx", 5, 2},
   };
   for (const Node& n : kNodes) {
     SENTRY_TRY(root->Mknod(n.name, S_IFCHR | 0666, makedev(n.major, n.minor), root_creds));

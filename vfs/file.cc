@@ -1,4 +1,5 @@
 #include "vfs/file.h"
+#include "vfs/tty.h"
 
 #include "vfs/inotify.h"
 #include "vfs/lock.h"
@@ -198,6 +199,8 @@ Result<FileRef> OpenDevice(dev_t rdev, int flags) {
   for (const Known& k : kKnown) {
     if (k.rdev == rdev) return FileRef(std::make_shared<DeviceFile>(k.kind, flags, k.name, rdev));
   }
+  if (rdev == makedev(5, 0)) return OpenControllingTty(flags);
+  if (rdev == makedev(5, 2)) return OpenPtmx(flags);
   return Errno(ENXIO);
 }
 

@@ -16,7 +16,9 @@ namespace sentry::kernel {
 Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::Vfs> vfs)
     : platform_(std::move(platform)),
       vfs_(std::move(vfs)),
-      futexes_(std::make_unique<FutexTable>()) {}
+      futexes_(std::make_unique<FutexTable>()) {
+  InstallTtyHost(*this);
+}
 
 Kernel::~Kernel() = default;
 

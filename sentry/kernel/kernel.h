@@ -191,6 +191,8 @@ class Task final : public Blocker {
   // Wakes the task from a kernel wait or kicks its guest out of user mode so that it looks at
   // its signals. Thread-safe.
   void Interrupt();
+  // The signal mask (guarded by Kernel::mu_).
+  abi::SigSet signal_mask() const { return mask_; }
 
   // Guest memory.
   Result<void> CopyInBytes(GuestAddr addr, std::span<uint8_t> dst);
@@ -384,6 +386,9 @@ class Kernel {
   }
   void set_init_status(int s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { init_status_ = s; }
 };
+
+// Answers the terminals' job-control questions (vfs::TtyHost) from `k`'s tasks.
+void InstallTtyHost(Kernel& k);
 
 // Wait-status words.
 constexpr int ExitStatus(int code) { return (code & 0xff) << 8; }

@@ -6,6 +6,7 @@
 #include "sentry/base/logging.h"
 #include "sentry/kernel/futex.h"
 #include "sentry/kernel/kernel.h"
+#include "vfs/tty.h"
 #include "vfs/lock.h"
 
 namespace sentry::kernel {
@@ -194,11 +195,15 @@ void Task::Exit() {
   fds_.reset();
   fs_.reset();
   std::shared_ptr<ThreadGroup> keep;
+  int session_ended = 0;
   {
     absl::MutexLock l(&k_.mu());
     keep = tg_;
     k_.TaskExited(*this);
+    if (keep->zombie && keep->sid == keep->tgid) session_ended = keep->sid;
   }
+  // A session leader's exit hangs up its controlling terminal (SIGHUP to the foreground job).
+  if (session_ended != 0) vfs::TtySessionEnded(session_ended);
   mm_.reset();
   ctx_.reset();
 }
