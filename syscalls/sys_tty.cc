@@ -142,6 +142,8 @@ Result<uint64_t> TtyIoctl(Task& t, vfs::Tty& tty, bool master, uint64_t cmd, uin
       int flags = static_cast<int>(arg_raw);
       if (flags & ~(O_ACCMODE | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) return Errno(EINVAL);
       vfs::FileRef f = SENTRY_TRY(vfs::OpenPtySlave(vfs::TtyRefOf(tty), flags | O_NOCTTY));
+      // Not opened by path, yet the same file as /dev/pts/N to fstat (ttyname compares them).
+      if (vfs::InodeRef node = vfs::PtsNode(tty.index())) f->set_location(nullptr, nullptr, node);
       return SENTRY_TRY(t.fds().Add(f, flags & O_CLOEXEC, 0, NofileLimit(t)));
     }
     default:

@@ -681,6 +681,13 @@ Tty* AsTty(FileDescription& f, bool* master) {
 
 TtyRef TtyRefOf(Tty& tty) { return tty.shared_from_this(); }
 
+InodeRef PtsNode(int index) {
+  Registry& r = Reg();
+  absl::MutexLock l(&r.mu);
+  auto it = r.by_index.find(index);
+  return it == r.by_index.end() ? nullptr : it->second.node;
+}
+
 Result<FileRef> OpenPtmx(int flags) {
   uint32_t uid = g_host != nullptr ? g_host->CallerUid() : 0;
   Registry& r = Reg();

@@ -144,6 +144,8 @@ Tty* AsTty(FileDescription& f, bool* master);
 Result<FileRef> OpenPtmx(int flags);
 // The slave of `tty` opened anew (TIOCGPTPEER).
 Result<FileRef> OpenPtySlave(const TtyRef& tty, int flags);
+// The /dev/pts/N inode of pair `index` (null once it is gone).
+InodeRef PtsNode(int index);
 // The shared pointer of a terminal (for TIOCGPTPEER).
 TtyRef TtyRefOf(Tty& tty);
 // /dev/tty: the caller's controlling terminal (ENXIO if none).
