@@ -31,9 +31,8 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
   if ((flags & MAP_SHARED) && (prot & PROT_WRITE) && !f->Writable()) return Errno(EACCES);
   // A host-backed file (gofer-donated fd) is mapped directly, so the guest shares the host
   // page cache and sees the file as Linux would (shared writes, SIGBUS past EOF).
-  if (int host_fd = f->HostFd(); host_fd >= 0) {
-    Result<uint64_t> at = t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host_fd,
-                                     off);
+  if (vfs::FileDescription::HostFdHold host = f->HoldHostFd(); host.fd >= 0) {
+    Result<uint64_t> at = t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host.fd, off);
     if (at.ok() || at.error().code() != EOPNOTSUPP) return at;
   }
   // Partial: otherwise the contents are copied into private memory, and shared writable
