@@ -23,6 +23,9 @@ struct SandboxOptions {
   };
   std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
   std::string cwd;          // initial working directory (default: the workspace, or /)
+  // The most guest tasks (threads) at once, --pids; 0: derived from what the host gives
+  // (kernel/host_limits.h).
+  int64_t max_tasks = 0;
 };
 
 // Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.
