@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "sentry/base/host_fds.h"
 
 namespace sentry::vfs {
 
@@ -60,6 +61,7 @@ class HostFdCache {
     getrlimit(RLIMIT_NOFILE, &rl);
     absl::MutexLock l(&mu);
     capacity = std::clamp<size_t>(rl.rlim_cur / 2, 16, 4096);
+    SetIdleHostFdReleaser(&ReleaseIdleCachedFds);
   }
 };
 
@@ -136,7 +138,7 @@ void PinHostFile(dev_t dev, ino_t ino) {
   for (auto& e : entries) e->Pin();
 }
 
-bool ReleaseIdleHostFds() {
+bool ReleaseIdleCachedFds() {
   std::vector<std::shared_ptr<SharedHostFd>> evicted;
   HostFdCache& c = HostFdCache::Get();
   {
@@ -152,7 +154,7 @@ bool ReleaseIdleHostFds() {
 Result<int> OpenHostFd(const std::function<Result<int>()>& open) {
   Result<int> fd = open();
   if (fd.ok() || (fd.error().code() != EMFILE && fd.error().code() != ENFILE)) return fd;
-  if (!ReleaseIdleHostFds()) return fd;
+  if (!ReleaseIdleCachedFds()) return fd;
   return open();
 }
 

@@ -70,9 +70,10 @@ class ReopenableFd : public std::enable_shared_from_this<ReopenableFd> {
 // Pins (ReopenableFd::Pin) every ReopenableFd of host file (dev, ino) opened so far.
 void PinHostFile(dev_t dev, ino_t ino);
 
-// Closes idle cached host fds (about half of them); returns whether it closed any. Called
-// when the host refused an fd (EMFILE/ENFILE), before trying again.
-bool ReleaseIdleHostFds();
+// Closes idle cached host fds (about half of them) and shrinks the cache; returns whether it
+// closed any. Registered as the Sentry's idle host fd releaser (sentry/base/host_fds.h) once
+// the cache exists.
+bool ReleaseIdleCachedFds();
 
 // Runs `open` (returning an fd or an errno); if the host is out of fds, releases idle cached
 // ones and tries once more.

@@ -24,6 +24,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "sentry/base/host_fds.h"
 #include "sentry/base/logging.h"
 #include "sentry/base/status.h"
 
@@ -263,9 +264,10 @@ absl::StatusOr<std::unique_ptr<Context>> MakeGuestStub(int injector,
     errno = static_cast<int>(-*fd);
     return fail("seccomp(SET_MODE_FILTER, NEW_LISTENER) in the guest stub");
   }
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, 0));
+  int pidfd = RetryOnFdShortage([&] { return static_cast<int>(syscall(SYS_pidfd_open, tid, 0)); });
   if (pidfd < 0) return fail("pidfd_open (guest stub)");
-  int listener = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, *fd, 0));
+  int listener =
+      RetryOnFdShortage([&] { return static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, *fd, 0)); });
   if (listener < 0) {
     close(pidfd);
     return fail("pidfd_getfd (seccomp listener)");
@@ -287,7 +289,7 @@ SeccompContext::SeccompContext(int injector, int guest, int listener, int pidfd,
       guest_(guest),
       listener_(listener),
       pidfd_(pidfd),
-      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      wake_fd_(RetryOnFdShortage([] { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); })),
       as_(std::move(as)),
       stopped_(true),  // the guest stub starts stopped after installing its filter
       slot_(TakeWaitSlot()) {

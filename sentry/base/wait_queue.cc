@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "sentry/base/host_fds.h"
+
 namespace sentry {
 
 Waiter::~Waiter() {
@@ -37,7 +39,9 @@ bool Waiter::WaitUntil(absl::Time deadline) {
 }
 
 int Waiter::EventFd() {
-  if (event_fd_ < 0) event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (event_fd_ < 0) {
+    event_fd_ = RetryOnFdShortage([] { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); });
+  }
   return event_fd_;
 }
 

@@ -164,7 +164,7 @@ Result<void> Task::Launch(std::shared_ptr<Task> self, int attach_handle,
     bool fork = as == nullptr;
     auto ctx = t->k_.platform().Attach(attach_handle, std::move(as));
     if (!ctx.ok()) {
-      log::Sentry().warn("task {}: cannot attach its stub: {}", t->tid_, ctx.status().ToString());
+      log::Sentry().debug("task {}: cannot attach its stub: {}", t->tid_, ctx.status().ToString());
       t->k_.platform().Discard(attach_handle);
       Kernel& k = t->k_;
       self.reset();
@@ -195,7 +195,7 @@ Result<void> Task::Launch(std::shared_ptr<Task> self, int attach_handle,
     t->Run();
   });
   if (!started) {
-    log::Sentry().warn("task {}: the host refuses a thread", t->tid_);
+    log::Sentry().debug("task {}: the host refuses a thread", t->tid_);
     k.platform().Discard(attach_handle);
     k.TaskThreadDone();
     t->launch_.reset();
