@@ -228,8 +228,14 @@ class GoferInode final : public Inode {
   // (through any inode of it) then keep their fds for good, as they could not be reopened.
   void Unlinking() override {
     if (type_ != S_IFREG) return;
-    auto st = sb_->client->Stat(h_);
-    if (st.ok()) PinHostFile(st->st_dev, st->st_ino);
+    dev_t dev;
+    ino_t ino;
+    {
+      absl::MutexLock l(&mu_);
+      dev = host_dev_;
+      ino = st_.st_ino;  // a handle's file keeps its inode number; no round trip
+    }
+    PinHostFile(dev, ino);
   }
   Result<struct statfs> StatFs() override { return sb_->client->StatFs(h_); }
   Result<std::string> GetXattr(const std::string& name) override {
@@ -271,6 +277,7 @@ class GoferInode final : public Inode {
   void SetCached(const struct stat& st) {
     absl::MutexLock l(&mu_);
     st_ = st;
+    host_dev_ = st.st_dev;
     st_.st_dev = sb_->dev;
     valid_ = true;
   }
@@ -289,6 +296,7 @@ class GoferInode final : public Inode {
   const uint32_t type_;
   absl::Mutex mu_;
   struct stat st_ ABSL_GUARDED_BY(mu_) {};
+  dev_t host_dev_ ABSL_GUARDED_BY(mu_) = 0;  // st_.st_dev is the sandbox's device number
   bool valid_ ABSL_GUARDED_BY(mu_) = false;
   std::string link_target_ ABSL_GUARDED_BY(mu_);
   int stashed_fd_ ABSL_GUARDED_BY(mu_) = -1;
