@@ -155,6 +155,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // update per lock on the syscall path; --debug keeps the check.
   if (!opts.debug) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (opts.argv.empty()) return absl::InvalidArgumentError("no program given");
+  if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   std::string prog = opts.argv[0];
   if (opts.rootfs == "/") {
     auto found = FindProgram(opts.argv[0]);

@@ -23,6 +23,9 @@ struct SandboxOptions {
   };
   std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
   std::string cwd;          // initial working directory (default: the workspace, or /)
+  // Bytes of file data the in-memory layer (overlay upper, tmpfs mounts, /dev/shm, memfds)
+  // may hold in all; 0 keeps the default, half the host's RAM. Beyond it: ENOSPC.
+  uint64_t tmpfs_size = 0;
   // The most guest tasks (threads) at once, --pids; 0: derived from what the host gives
   // (kernel/host_limits.h).
   int64_t max_tasks = 0;

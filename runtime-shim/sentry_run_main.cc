@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime-shim/sandbox.h"
+#include "vfs/mem_inode.h"
 
 namespace {
 
@@ -13,12 +14,15 @@ void Usage(FILE* out) {
       out,
       "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
-      "                  [--cwd DIR] [--pids N] -- PROGRAM [ARGS...]\n"
+      "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
       "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
       "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
-      "path and starts there. --pids caps the guest's tasks (threads) at N; by default the\n"
-      "cap is derived from what the host gives (pids cgroup, threads-max, RLIMIT_NPROC).\n");
+      "path and starts there. --tmpfs-size bounds what the in-memory layer (writes to the\n"
+      "root, tmpfs mounts, /dev/shm, memfds) holds in all: bytes with a k/m/g/t suffix or a\n"
+      "percentage of RAM (default 50%%); beyond it writes fail with ENOSPC. --pids caps the\n"
+      "guest's tasks (threads) at N; by default the cap is derived from what the host gives\n"
+      "(pids cgroup, threads-max, RLIMIT_NPROC).\n");
 }
 
 }  // namespace
@@ -76,6 +80,13 @@ int main(int argc, char** argv) {
       opts.cwd = b->host;
     } else if (const char* v = value("--cwd")) {
       opts.cwd = v;
+    } else if (const char* v = value("--tmpfs-size")) {
+      auto size = sentry::vfs::ParseTmpfsSize(v);
+      if (!size.ok() || *size < 4096) {
+        fprintf(stderr, "sentry-run: --tmpfs-size \"%s\": expected a size such as 512m, 4g or 25%%\n", v);
+        return 2;
+      }
+      opts.tmpfs_size = *size;
     } else if (const char* v = value("--pids")) {
       char* end = nullptr;
       long long n = strtoll(v, &end, 10);

@@ -29,18 +29,20 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
   }
   if (!S_ISREG(st.st_mode)) return Errno(ENODEV);
   if ((flags & MAP_SHARED) && (prot & PROT_WRITE) && !f->Writable()) return Errno(EACCES);
+  mm::MapSource source{st.st_dev, st.st_ino, f->Writable()};
   // A host-backed file (gofer-donated fd) is mapped directly, so the guest shares the host
   // page cache and sees the file as Linux would (shared writes, SIGBUS past EOF).
   if (vfs::FileDescription::HostFdHold host = f->HoldHostFd(); host.fd >= 0) {
-    Result<uint64_t> at = t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host.fd, off);
+    Result<uint64_t> at = t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host.fd,
+                                     off, &source);
     if (at.ok() || at.error().code() != EOPNOTSUPP) return at;
   }
-  // Partial: otherwise the contents are copied into private memory, and shared writable
-  // mappings are refused.
+  // Partial: otherwise (files with no host fd: /proc, synthetic files) the contents are copied
+  // into private memory, and shared writable mappings are refused.
   if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) return Errno(EACCES);
   int mflags = (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS;
   uint64_t at = SENTRY_TRY(t.mm().MapAnonymous(t.ctx(), addr, len, prot | PROT_WRITE, mflags,
-                                               FilePath(t, f)));
+                                               FilePath(t, f), &source, off));
   std::vector<uint8_t> buf(1 << 20);
   for (uint64_t done = 0; done < len;) {
     size_t want = std::min<uint64_t>(buf.size(), len - done);

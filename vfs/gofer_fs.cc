@@ -341,10 +341,18 @@ Result<size_t> HostFileDescription::PWrite(Blocker&, std::span<const uint8_t> sr
 
 // From the open file itself: current even if another fd wrote, and still answering after
 // the file's name is gone (the gofer's handle then fails with ENOENT).
+// Opened through the overlay, the file shows the overlay's identity, as its path does.
 Result<void> HostFileDescription::Stat(struct stat* st) {
   auto hold = SENTRY_TRY(fd_->Get());
   if (fstat(hold->fd, st) != 0) return Errno(errno);
-  st->st_dev = ino_->dev();
+  dev_t dev;
+  uint64_t ino;
+  if (inode() && inode()->Identity(&dev, &ino)) {
+    st->st_dev = dev;
+    st->st_ino = ino;
+  } else {
+    st->st_dev = ino_->dev();
+  }
   return Ok();
 }
 

@@ -109,6 +109,13 @@ class Inode : public std::enable_shared_from_this<Inode> {
   virtual Result<FileRef> Open(int flags);
 
   virtual Result<struct statfs> StatFs();
+  // The (st_dev, st_ino) this inode shows, when a file system stacks it over another's
+  // (overlay) and an open file of the lower inode must report the stacked identity. False
+  // for everyone else: their Stat is the identity.
+  virtual bool Identity(dev_t* dev, uint64_t* ino) {
+    (void)dev, (void)ino;
+    return false;
+  }
   virtual Result<std::string> GetXattr(const std::string& name);
   virtual Result<std::vector<std::string>> ListXattr();
   virtual Result<void> SetXattr(const std::string& name, const std::string& value, int flags);

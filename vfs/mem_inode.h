@@ -3,23 +3,58 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 
 #include "vfs/inode.h"
 
 namespace sentry::vfs {
 
-// Device number and inode numbers of one in-memory file system instance.
+// The pages of file data that all in-memory file systems of this Sentry together may hold
+// (the overlay's upper layer, every tmpfs, /dev/shm, memfds): one sandbox-wide budget, as
+// a tmpfs's size= bounds one instance on Linux. Beyond it, writes and fallocate get ENOSPC.
+// The default is half the host's RAM (Linux's default for one tmpfs); the front ends set it.
+class MemBudget {
+ public:
+  static MemBudget& Global();
+  void SetLimitBytes(uint64_t bytes) { limit_pages_.store(bytes / 4096); }
+  uint64_t limit_pages() const { return limit_pages_.load(); }
+  uint64_t used_pages() const { return used_pages_.load(); }
+  // Takes `n` pages if they fit under the limit; false (and takes nothing) otherwise.
+  bool TryCharge(uint64_t n);
+  // Takes `n` pages that are already in use, over the limit if need be.
+  void ForceCharge(uint64_t n) { used_pages_.fetch_add(n); }
+  void Uncharge(uint64_t n) { used_pages_.fetch_sub(n); }
+
+ private:
+  MemBudget();
+  std::atomic<uint64_t> limit_pages_;
+  std::atomic<uint64_t> used_pages_{0};
+};
+
+// Device number and inode numbers of one in-memory file system instance, and what its files
+// hold against the budget (and against its own size= limit, if it was mounted with one).
 class MemSuper {
  public:
-  // `magic` is statfs's f_type (TMPFS_MAGIC unless given).
-  explicit MemSuper(uint32_t magic = 0x01021994);
+  // `magic` is statfs's f_type (TMPFS_MAGIC unless given); `limit_pages` 0 means only the
+  // sandbox-wide budget bounds this instance.
+  explicit MemSuper(uint32_t magic = 0x01021994, uint64_t limit_pages = 0);
   dev_t dev() const { return dev_; }
   uint32_t magic() const { return magic_; }
   uint64_t NextIno() { return next_ino_.fetch_add(1); }
 
+  // Page accounting for file data, in 4 KiB pages (see MemBudget).
+  bool TryCharge(uint64_t n);
+  void ForceCharge(uint64_t n);
+  void Uncharge(uint64_t n);
+  // What statfs reports: this instance's size and free pages.
+  uint64_t total_pages() const;
+  uint64_t free_pages() const;
+
  private:
   dev_t dev_;
   uint32_t magic_;
+  const uint64_t limit_pages_;
+  std::atomic<uint64_t> used_pages_{0};
   std::atomic<uint64_t> next_ino_{2};
 };
 using MemSuperRef = std::shared_ptr<MemSuper>;
@@ -65,7 +100,17 @@ class MemInode : public Inode {
   const uint64_t ino_;
 };
 
-// A new, empty tmpfs; returns its root directory.
-InodeRef NewTmpfs(uint32_t mode, uint32_t uid, uint32_t gid);
+// A new, empty tmpfs; returns its root directory. `limit_bytes` is the mount's size= (0:
+// bounded only by the sandbox-wide MemBudget).
+InodeRef NewTmpfs(uint32_t mode, uint32_t uid, uint32_t gid, uint64_t limit_bytes = 0);
+
+// A tmpfs size as mount's size= takes it: bytes with an optional k, m, g or t suffix (powers
+// of 1024), or a percentage of the host's RAM ("50%"). EINVAL for anything else.
+Result<uint64_t> ParseTmpfsSize(const std::string& text);
+
+// The host memory file (memfd) that holds a tmpfs regular file's data from the moment it is
+// first mapped: -1 if `inode` is not a tmpfs file, or if it has none yet and `create` is
+// false, or if it cannot be made (the host is out of fds or memory).
+int TmpfsHostFd(Inode& inode, bool create);
 
 }  // namespace sentry::vfs

@@ -1,6 +1,7 @@
 #include "vfs/memfd.h"
 
 #include <linux/falloc.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -37,13 +38,22 @@ class MemfdInode final : public Inode {
     absl::MutexLock l(&seals_mu_);
     return seals_;
   }
-  Result<void> AddSeals(uint32_t add) {
+  // `host_fd` is the memfd holding the data once the file was mapped (-1 before): the host
+  // then enforces the seals on the mappings too (F_SEAL_WRITE fails with EBUSY while a
+  // writable shared mapping exists, a sealed memfd cannot be mapped writable).
+  Result<void> AddSeals(uint32_t add, int host_fd) {
     absl::MutexLock l(&seals_mu_);
     if (seals_ & F_SEAL_SEAL) return Errno(EPERM);
-    // F_SEAL_WRITE would need EBUSY while writable shared mappings exist; file mappings
-    // are private copies, so there are none.
+    if (host_fd >= 0 && (add & kHostSeals)) SENTRY_TRY(AddHostSeals(host_fd, add & kHostSeals));
     seals_ |= add;
     return Ok();
+  }
+  // Gives a memfd that just became the file's storage the seals set so far.
+  void SealHost(int host_fd) {
+    absl::MutexLock l(&seals_mu_);
+    if (host_sealed_ || host_fd < 0) return;
+    if (seals_ & kHostSeals) fcntl(host_fd, F_ADD_SEALS, static_cast<int>(seals_ & kHostSeals));
+    host_sealed_ = true;
   }
   // Checks a write of `len` bytes at `off` (or at the end if `append`) against the seals
   // and runs it with them held, so a seal cannot come in between.
@@ -76,9 +86,26 @@ class MemfdInode final : public Inode {
     return Ok();
   }
 
+  // EBUSY means a writable shared mapping exists. It may be the last one of a stub that a
+  // process exit has killed but the host has not yet torn down (the Sentry reports the exit
+  // without waiting for that): such a mapping goes within milliseconds, a guest's does not.
+  static Result<void> AddHostSeals(int host_fd, uint32_t seals) {
+    for (int tries = 0;; tries++) {
+      if (fcntl(host_fd, F_ADD_SEALS, static_cast<int>(seals)) == 0) return Ok();
+      if (errno != EBUSY || tries == 50) return Errno(errno);
+      usleep(1000);
+    }
+  }
+
+  // The seals the host applies to a memfd: F_SEAL_EXEC is newer than some hosts, and the
+  // Sentry checks it itself.
+  static constexpr uint32_t kHostSeals =
+      F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
+
   const InodeRef data_;
   absl::Mutex seals_mu_;
   uint32_t seals_ ABSL_GUARDED_BY(seals_mu_);
+  bool host_sealed_ ABSL_GUARDED_BY(seals_mu_) = false;
 };
 
 constexpr int kLargeFile = 0100000;  // O_LARGEFILE as the kernel sees it on x86_64
@@ -120,6 +147,13 @@ class MemfdFile final : public FileDescription {
     return data_->Allocate(mode, off, len);
   }
   std::string Name() const override { return name_; }
+  int HostFd() const override {
+    int fd = data_->HostFd();
+    memfd_inode_->SealHost(fd);
+    return fd;
+  }
+  // The host memfd if the data moved there already, else -1.
+  int ExistingHostFd() const { return TmpfsHostFd(*data_->inode(), false); }
   // A new open file of the same memory file, at offset 0. Partial: O_TRUNC is not applied.
   Result<FileRef> Reopen(int flags) override {
     const InodeRef& data_inode = data_->inode();
@@ -169,7 +203,7 @@ Result<void> AddSeals(const FileRef& file, uint32_t seals) {
   if (!m) return Errno(EINVAL);
   if (seals & ~kKnownSeals) return Errno(EINVAL);
   if (!file->Writable()) return Errno(EPERM);
-  return m->memfd_inode().AddSeals(seals);
+  return m->memfd_inode().AddSeals(seals, m->ExistingHostFd());
 }
 
 Result<uint32_t> GetSeals(const FileRef& file) {

@@ -38,6 +38,7 @@ class NoBlocker final : public Blocker {
 struct OverlaySuper {
   absl::Mutex mu_;
   dev_t dev;
+  InodeRef upper_root;  // whose file system statfs reports, as overlayfs reports its upper's
 };
 
 class OverlayInode final : public Inode {
@@ -138,7 +139,17 @@ class OverlayInode final : public Inode {
     return Top()->Open(flags);
   }
 
-  Result<struct statfs> StatFs() override { return Inode::StatFs(); }
+  bool Identity(dev_t* dev, uint64_t* ino) override {
+    *dev = sb_->dev;
+    *ino = ino_;
+    return true;
+  }
+
+  Result<struct statfs> StatFs() override {
+    struct statfs s = SENTRY_TRY(sb_->upper_root->StatFs());
+    s.f_type = 0x794c7630;  // OVERLAYFS_SUPER_MAGIC
+    return s;
+  }
   Result<std::string> GetXattr(const std::string& name) override {
     return Top()->GetXattr(name);
   }
@@ -193,7 +204,8 @@ class OverlayInode final : public Inode {
     if (!up && !low) return Errno(ENOENT);
     InodeRef top = up ? up : low;
     uint32_t type = top->Type();
-    uint64_t ino = SENTRY_TRY(top->Stat()).st_ino;
+    // A directory in both layers keeps the lower's number, as readdir shows it.
+    uint64_t ino = low ? SENTRY_TRY(low->Stat()).st_ino : SENTRY_TRY(UpperIno(*up));
     auto child = std::make_shared<OverlayInode>(sb_, Self(), name, up, low, type, ino);
     children_[name] = child;
     return InodeRef(child);
@@ -208,7 +220,16 @@ class OverlayInode final : public Inode {
       }
     }
     if (upper_) {
-      for (auto& e : SENTRY_TRY(upper_->ReadDir())) merged[e.name] = e;
+      for (auto& e : SENTRY_TRY(upper_->ReadDir())) {
+        auto [it, added] = merged.try_emplace(e.name, e);
+        if (added) {
+          it->second.ino |= kUpperInoBit;  // see UpperIno
+        } else {
+          uint64_t lower_ino = it->second.ino;  // a copied-up file keeps the lower's number
+          it->second = e;
+          it->second.ino = lower_ino;
+        }
+      }
     }
     std::vector<DirEntry> out;
     out.reserve(merged.size());
@@ -217,6 +238,15 @@ class OverlayInode final : public Inode {
       out.push_back(std::move(e));
     }
     return out;
+  }
+
+  // A file made in the upper layer is numbered apart from the lower's files, whose numbers
+  // are the host's: a tmpfs inode number with a high bit set (as overlayfs's xino puts the
+  // layer in the high bits), below 2^53 so that JavaScript's numbers hold it exactly. A file
+  // copied up keeps its lower number for life.
+  static constexpr uint64_t kUpperInoBit = uint64_t{1} << 52;
+  static Result<uint64_t> UpperIno(Inode& up) {
+    return SENTRY_TRY(up.Stat()).st_ino | kUpperInoBit;
   }
 
   // Gives this inode an upper copy (and its parents first). `with_data` copies a regular
@@ -278,7 +308,7 @@ class OverlayInode final : public Inode {
     SENTRY_TRY(CopyUpLocked(false));
     InodeRef up = SENTRY_TRY(make(*upper_));
     bool was_whiteout = whiteouts_.erase(name) > 0;
-    uint64_t ino = SENTRY_TRY(up->Stat()).st_ino;
+    uint64_t ino = SENTRY_TRY(UpperIno(*up));
     auto child = std::make_shared<OverlayInode>(sb_, Self(), name, up, nullptr, up->Type(), ino);
     // A directory made where a lower one was deleted must not show the lower's entries.
     child->opaque_ = was_whiteout;
@@ -354,6 +384,7 @@ std::atomic<uint32_t> g_next_overlay_minor{1};
 Result<InodeRef> NewOverlayRoot(InodeRef upper_root, InodeRef lower_root) {
   auto sb = std::make_shared<OverlaySuper>();
   sb->dev = makedev(0, 30 + g_next_overlay_minor.fetch_add(1));
+  sb->upper_root = upper_root;
   struct stat st = SENTRY_TRY(lower_root->Stat());
   SetAttrRequest attrs;
   attrs.mask = kAttrMode | kAttrUid | kAttrGid;

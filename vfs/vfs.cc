@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/limits.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -697,8 +698,11 @@ std::string Vfs::Mounts(const Path& root, bool info) {
     std::string opts = m->read_only() ? "ro" : "rw";
     if (info) {
       uint64_t parent = m->parent_ ? m->parent_->id_ : m->id_;
-      out += std::to_string(m->id_) + " " + std::to_string(parent) + " 0:" +
-             std::to_string(m->id_ + 20) + " / " + where + " " + opts + ",relatime - " +
+      // The device number stat(2) reports for files of this mount.
+      auto st = m->root_->inode()->Stat();
+      dev_t dev = st.ok() ? st->st_dev : 0;
+      out += std::to_string(m->id_) + " " + std::to_string(parent) + " " +
+             std::to_string(major(dev)) + ":" + std::to_string(minor(dev)) + " / " + where + " " + opts + ",relatime - " +
              m->fstype_ + " " + m->source_ + " " + opts + "\n";
     } else {
       out += m->source_ + " " + where + " " + m->fstype_ + " " + opts + ",relatime 0 0\n";

@@ -204,13 +204,21 @@ InodeRef ProcFs::FdDir(int tgid, bool info) {
     if (!got.ok()) return Errno(ENOENT);
     auto e = *got;
     if (info) {
-      bool cloexec = e.cloexec;
-      vfs::FileRef f = e.file;
-      return File([f, cloexec]() -> Result<std::string> {
+      // Read at read time: the name may stay cached while the fd is closed and reused.
+      return File([fds_of, fd]() -> Result<std::string> {
+        auto t = fds_of();
+        if (!t) return Errno(ENOENT);
+        auto got = t->GetEntry(static_cast<int>(fd));
+        if (!got.ok()) return Errno(ENOENT);
+        const vfs::FileRef& f = got->file;
         auto cur = f->Seek(0, SEEK_CUR);
         uint64_t pos = cur.ok() ? *cur : 0;
-        int flags = f->flags() | (cloexec ? O_CLOEXEC : 0);
-        return absl::StrFormat("pos:\t%d\nflags:\t0%o\nmnt_id:\t1\n", pos, flags);
+        int flags = f->flags() | (got->cloexec ? O_CLOEXEC : 0);
+        struct stat st {};
+        (void)f->Stat(&st);
+        uint64_t mnt_id = f->mount() ? f->mount()->id() : 0;
+        return absl::StrFormat("pos:\t%d\nflags:\t0%o\nmnt_id:\t%d\nino:\t%d\n", pos, flags,
+                               mnt_id, st.st_ino);
       });
     }
     auto file = [fds_of, fd]() -> Result<vfs::FileRef> {

@@ -76,8 +76,11 @@ Result<bool> MapSegmentFromFile(platform::Context& ctx, mm::MemoryManager& mm,
   bool zero_tail = p.p_memsz > p.p_filesz && file_end < file_page_end;
   // The zeroed tail needs a writable page; a read-only bss (rare) gets its protection after.
   int map_prot = zero_tail ? prot | PROT_WRITE : prot;
+  struct stat st {};
+  SENTRY_TRY(f->Stat(&st));
+  mm::MapSource source{st.st_dev, st.st_ino, true};
   Result<uint64_t> at = mm.Map(ctx, start, file_page_end - start, map_prot, MAP_PRIVATE | MAP_FIXED,
-                               name, host_fd, PageRoundDown(p.p_offset));
+                               name, host_fd, PageRoundDown(p.p_offset), &source);
   if (!at.ok()) {
     if (at.error().code() == EOPNOTSUPP) return false;
     return at.error();

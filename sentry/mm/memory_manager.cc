@@ -1,6 +1,7 @@
 #include "sentry/mm/memory_manager.h"
 
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 
 #include <atomic>
 #include <cstdio>
@@ -13,6 +14,17 @@ constexpr uint64_t kMaxBrk = uint64_t{1} << 30;  // room reserved above the brk 
 constexpr int kProtMask = PROT_READ | PROT_WRITE | PROT_EXEC;
 
 bool Overflows(uint64_t addr, uint64_t len) { return addr + len < addr; }
+
+// One shared-object id per file, so that two processes mapping the same file (a POSIX
+// semaphore in /dev/shm, a process-shared mutex in a mapped file) agree on futex keys.
+uint64_t FileSharedId(dev_t dev, uint64_t ino) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* ids = new std::map<std::pair<dev_t, uint64_t>, uint64_t>();
+  absl::MutexLock l(&mu);
+  auto [it, added] = ids->try_emplace({dev, ino}, 0);
+  if (added) it->second = g_next_shared_id.fetch_add(1);
+  return it->second;
+}
 
 }  // namespace
 
@@ -83,7 +95,7 @@ void MemoryManager::Carve(uint64_t addr, uint64_t len) {
 
 Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint64_t len,
                                     int prot, int flags, std::string name, int host_fd,
-                                    uint64_t offset) {
+                                    uint64_t offset, const MapSource* source) {
   if (len == 0 || Overflows(addr, PageRoundUp(len))) return Errno(EINVAL);
   len = PageRoundUp(len);
   bool fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
@@ -105,7 +117,16 @@ Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint6
   Carve(addr, len);
   Vma v{addr + len, prot & kProtMask, (flags & MAP_SHARED) != 0, (flags & MAP_GROWSDOWN) != 0,
         std::move(name)};
-  if (v.shared) v.shared_id = g_next_shared_id.fetch_add(1);
+  if (source != nullptr) {
+    v.dev = source->dev;
+    v.ino = source->ino;
+    v.may_write = source->may_write;
+    v.shared_off = offset;
+  }
+  if (v.shared) {
+    v.shared_id = source != nullptr && source->ino != 0 ? FileSharedId(source->dev, source->ino)
+                                                        : g_next_shared_id.fetch_add(1);
+  }
   vmas_[addr] = v;
   return addr;
 }
@@ -139,6 +160,16 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
     cur = it->second.end;
   }
   if (cur < addr + len) return Errno(ENOMEM);
+  if (prot & PROT_WRITE) {
+    // A shared mapping of a file opened read-only stays read-only, as Linux's VM_MAYWRITE.
+    it = vmas_.upper_bound(addr);
+    if (it != vmas_.begin()) --it;
+    for (; it != vmas_.end() && it->first < addr + len; ++it) {
+      if (it->second.end > addr && it->second.shared && !it->second.may_write) {
+        return Errno(EACCES);
+      }
+    }
+  }
   SENTRY_TRY(as_->Protect(via, GuestAddr(addr), len, prot & kProtMask));
   // Split at the edges and update.
   std::vector<std::pair<uint64_t, Vma>> pieces;
@@ -335,10 +366,18 @@ std::string MemoryManager::Maps() {
   std::string out;
   char line[256];
   for (auto& [s, v] : vmas_) {
-    snprintf(line, sizeof(line), "%08lx-%08lx %c%c%c%c 00000000 00:00 0 %s\n", s, v.end,
-             v.prot & PROT_READ ? 'r' : '-', v.prot & PROT_WRITE ? 'w' : '-',
-             v.prot & PROT_EXEC ? 'x' : '-', v.shared ? 's' : 'p', v.name.c_str());
+    bool file = v.ino != 0;
+    int n = snprintf(line, sizeof(line), "%08lx-%08lx %c%c%c%c %08lx %02x:%02x %lu", s, v.end,
+                     v.prot & PROT_READ ? 'r' : '-', v.prot & PROT_WRITE ? 'w' : '-',
+                     v.prot & PROT_EXEC ? 'x' : '-', v.shared ? 's' : 'p',
+                     file ? v.shared_off : 0, file ? major(v.dev) : 0, file ? minor(v.dev) : 0,
+                     file ? v.ino : 0);
     out += line;
+    if (!v.name.empty()) {
+      out.append(n < 73 ? 73 - n : 1, ' ');  // Linux pads the path to column 74
+      out += v.name;
+    }
+    out += '\n';
   }
   return out;
 }

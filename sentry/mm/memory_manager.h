@@ -16,14 +16,27 @@
 
 namespace sentry::mm {
 
+// What a file mapping maps: the file's identity as the guest sees it (for /proc/PID/maps and
+// for futex keys shared by every process that maps the file) and whether the open file
+// allows writing (a shared mapping of a read-only file cannot become writable).
+struct MapSource {
+  dev_t dev = 0;
+  uint64_t ino = 0;
+  bool may_write = true;
+};
+
 struct Vma {
   uint64_t end;
   int prot;
   bool shared;
   bool growsdown;
   std::string name;        // "[stack]", "[heap]", a file path, or empty
-  uint64_t shared_id = 0;  // identity of a MAP_SHARED object across forks (futex keys)
-  uint64_t shared_off = 0;
+  uint64_t shared_id = 0;  // identity of a MAP_SHARED object (futex keys): per file, or per
+                           // anonymous mapping and kept across forks
+  uint64_t shared_off = 0;  // offset of the VMA's start in its file or shared object
+  dev_t dev = 0;            // the file, for file mappings (ino != 0)
+  uint64_t ino = 0;
+  bool may_write = true;
 };
 
 class MemoryManager {
@@ -35,14 +48,17 @@ class MemoryManager {
 
   // mmap(2) of anonymous memory (file contents are copied in by the caller). Returns the
   // address. `flags` are the guest's MAP_* flags.
+  // `source`, for a file whose contents the caller copies in, names the file in maps.
   Result<uint64_t> MapAnonymous(platform::Context& via, uint64_t addr, uint64_t len, int prot,
-                                int flags, std::string name = "") {
-    return Map(via, addr, len, prot, flags, std::move(name), -1, 0);
+                                int flags, std::string name = "",
+                                const MapSource* source = nullptr, uint64_t offset = 0) {
+    return Map(via, addr, len, prot, flags, std::move(name), -1, offset, source);
   }
   // mmap(2) of `host_fd` at `offset` (a gofer-donated fd) when host_fd >= 0, else anonymous.
   // EOPNOTSUPP when the platform cannot map a host fd right now: the caller then copies.
   Result<uint64_t> Map(platform::Context& via, uint64_t addr, uint64_t len, int prot, int flags,
-                       std::string name, int host_fd, uint64_t offset);
+                       std::string name, int host_fd, uint64_t offset,
+                       const MapSource* source = nullptr);
   Result<void> Unmap(platform::Context& via, uint64_t addr, uint64_t len);
   Result<void> Protect(platform::Context& via, uint64_t addr, uint64_t len, int prot);
   Result<uint64_t> Remap(platform::Context& via, uint64_t old_addr, uint64_t old_len,
