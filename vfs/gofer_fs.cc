@@ -269,6 +269,9 @@ class GoferInode final : public Inode {
     absl::MutexLock l(&mu_);
     if (!read_fd_) {
       read_fd_ = NewFd(O_RDONLY, host_fd);
+      // Into the cache now: an fd prefetched for an open that never comes (EACCES) must not
+      // stay open outside it.
+      if (host_fd >= 0) (void)read_fd_->Get();
     } else if (host_fd >= 0) {
       close(host_fd);
     }
