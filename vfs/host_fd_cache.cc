@@ -152,10 +152,13 @@ bool ReleaseIdleCachedFds() {
 }
 
 Result<int> OpenHostFd(const std::function<Result<int>()>& open) {
-  Result<int> fd = open();
-  if (fd.ok() || (fd.error().code() != EMFILE && fd.error().code() != ENFILE)) return fd;
-  if (!ReleaseIdleCachedFds()) return fd;
-  return open();
+  // Until the cache has nothing left to give: the reopen of a file already open in the guest
+  // has no good errno to fail with (read(2) knows no EMFILE).
+  for (;;) {
+    Result<int> fd = open();
+    if (fd.ok() || (fd.error().code() != EMFILE && fd.error().code() != ENFILE)) return fd;
+    if (!ReleaseIdleCachedFds()) return fd;
+  }
 }
 
 }  // namespace sentry::vfs

@@ -75,8 +75,8 @@ void PinHostFile(dev_t dev, ino_t ino);
 // the cache exists.
 bool ReleaseIdleCachedFds();
 
-// Runs `open` (returning an fd or an errno); if the host is out of fds, releases idle cached
-// ones and tries once more.
+// Runs `open` (returning an fd or an errno); while the host is out of fds, releases idle
+// cached ones and tries again.
 Result<int> OpenHostFd(const std::function<Result<int>()>& open);
 
 }  // namespace sentry::vfs

@@ -90,9 +90,10 @@ static int Exercise(const char* who, int first, int n) {
          fd >= 0 ? "ok" : strerrorname_np(open_err), w, u, r, buf,
          r < 0 ? strerrorname_np(errno) : "");
   if (fd >= 0) close(fd);
-  struct stat st;
+  struct stat st = {0};
   snprintf(path, sizeof(path), "%s/f0", dir);
-  printf("%s: stat f0: %s, size %lld\n", who, stat(path, &st) == 0 ? "ok" : strerrorname_np(errno),
+  int stat_err = stat(path, &st) == 0 ? 0 : errno;
+  printf("%s: stat f0: %s, size %lld\n", who, stat_err ? strerrorname_np(stat_err) : "ok",
          (long long)st.st_size);
   DIR* d = opendir(dir);
   int entries = 0;
