@@ -60,6 +60,12 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   SENTRY_TRY(kernel::Task::Launch(child, *handle, share_vm ? t.ctx().address_space() : nullptr));
   {
     absl::MutexLock l(&k.mu());
+    // Killed while the host side was made (as Linux's copy_process checks for a fatal
+    // signal): a child registered now would escape the group exit that is under way.
+    if (t.tg().exiting || t.exec_kill_) {
+      child->Start(/*abandon=*/true);
+      return Errno(EAGAIN);
+    }
     int tid = child->tid();
     if (thread) {
       child->tg_ = t.tg_ref();
