@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <asm/prctl.h>
 #include <errno.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -43,8 +44,7 @@ int main(void) {
     r = syscall(SYS_arch_prctl, ARCH_SET_GS, tls);
     Report("arch_prctl_set_gs", tls, r, errno);
   }
-  // The TLS base is unchanged: errno (a TLS variable) still works, and so does a thread-like
-  // clone3 that is refused for the same reason.
+  // The TLS base is unchanged (errno, a TLS variable, worked all along).
   uint64_t fs = 0;
   syscall(SYS_arch_prctl, ARCH_GET_FS, &fs);
   printf("fs base kept: %s\n", fs != 0 && fs < 0x00007ffffffff000ull ? "yes" : "no");
@@ -57,6 +57,17 @@ int main(void) {
                    stack + sizeof(stack), 0, 0, 0x8000000000000000ull);
   if (r == 0) syscall(SYS_exit, 0);
   Report("clone_thread", 0x8000000000000000ull, r, errno);
+  // clone3 takes the same path.
+  struct clone_args ca;
+  memset(&ca, 0, sizeof(ca));
+  ca.flags = CLONE_SETTLS;
+  ca.exit_signal = SIGCHLD;
+  ca.tls = 0x8000000000000000ull;
+  errno = 0;
+  r = syscall(SYS_clone3, &ca, sizeof(ca));
+  if (r == 0) _exit(42);
+  Report("clone3", ca.tls, r, errno);
+  if (r > 0) waitpid((pid_t)r, NULL, 0);
   printf("bad_tls done\n");
   return 0;
 }
