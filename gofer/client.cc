@@ -4,6 +4,7 @@
 // yields EIO, and an errno outside 1..4095 is reported as EIO.
 #include "gofer/client.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -107,6 +108,9 @@ Result<std::string> Client::CallLocked(uint32_t op, const std::string& request, 
     return Errno(EIO);
   }
   if (err != 0) return Errno(err);
+  // The gofer sent an fd that this process had no room for (kFdLost): the reply stands, the
+  // caller sees the fd as lost (Open fails with EMFILE or ENFILE).
+  if (fd == kFdLost && fd_out == nullptr) fd = -1;
   if (fd_out != nullptr) {
     *fd_out = fd;
   } else if (fd >= 0) {
@@ -160,6 +164,7 @@ Result<struct stat> Client::Stat(Handle h) {
 Result<std::pair<Node, int>> Client::WalkOpen(Handle dir, const std::string& name) {
   int fd = -1;
   Result<Node> n = NodeReply(Call(Code(Op::kWalkOpen), Writer().U64(dir).Str(name).Take(), &fd));
+  if (fd == kFdLost) fd = -1;  // the walk stands; the open will ask again
   if (!n.ok()) {
     if (fd >= 0) close(fd);
     return n.error();
@@ -167,9 +172,23 @@ Result<std::pair<Node, int>> Client::WalkOpen(Handle dir, const std::string& nam
   return std::make_pair(*n, fd);
 }
 
+namespace {
+
+// Why a donated fd did not arrive: this process is out of fds (EMFILE), or the host is
+// (ENFILE). Asked of the host by trying for one.
+Errno FdShortage(int sock) {
+  int probe = fcntl(sock, F_DUPFD_CLOEXEC, 0);
+  if (probe < 0) return Errno(errno == ENFILE ? ENFILE : EMFILE);
+  close(probe);
+  return Errno(EMFILE);  // there was none a moment ago
+}
+
+}  // namespace
+
 Result<int> Client::Open(Handle h, int flags) {
   int fd = -1;
   SENTRY_TRY(Call(Code(Op::kOpen), Writer().U64(h).I32(flags).Take(), &fd));
+  if (fd == kFdLost) return FdShortage(sock_);
   if (fd < 0) return Errno(EIO);
   return fd;
 }
@@ -181,6 +200,8 @@ Result<std::pair<Node, int>> Client::Create(Handle dir, const std::string& name,
   int fd = -1;
   Result<Node> n = NodeReply(Call(Code(Op::kCreate), w.Take(), &fd));
   if (n.ok() && fd >= 0) return std::make_pair(*n, fd);
+  // Created, but no room for its fd here: the caller opens it again when it needs one.
+  if (n.ok() && fd == kFdLost) return std::make_pair(*n, -1);
   if (fd >= 0) close(fd);
   if (n.ok()) {
     Close(n->handle);

@@ -81,11 +81,12 @@ class Client {
   // O_RDONLY/O_WRONLY/O_RDWR, O_TRUNC, O_APPEND (O_CREAT, O_EXCL, O_NOFOLLOW and O_DIRECTORY
   // are ignored; the file exists already). EROFS for write access on a read-only attach.
   // A FIFO's fd comes back O_NONBLOCK (the gofer never waits for a peer); EPERM for device
-  // nodes, ELOOP for a symlink.
+  // nodes, ELOOP for a symlink. EMFILE or ENFILE when the fd could not be received here.
   Result<int> Open(Handle h, int flags);
 
   // Creates regular file `name` in `dir` (fails with EEXIST if it exists), owned by uid:gid,
-  // and opens it with `flags`. Returns the node and the new host fd.
+  // and opens it with `flags`. Returns the node and the new host fd, or -1 if this process
+  // had no room for the fd (the file exists; open it again when there is).
   Result<std::pair<Node, int>> Create(Handle dir, const std::string& name, int flags, uint32_t mode,
                                       uint32_t uid, uint32_t gid);
   Result<Node> Mkdir(Handle dir, const std::string& name, uint32_t mode, uint32_t uid,

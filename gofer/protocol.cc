@@ -70,6 +70,11 @@ int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd) {
       memcpy(fd, CMSG_DATA(cm), sizeof(int));
     }
   }
+  if ((mh.msg_flags & MSG_CTRUNC) && !(mh.msg_flags & MSG_TRUNC) && *fd < 0) {
+    *fd = kFdLost;
+    *len = static_cast<size_t>(n);
+    return 0;
+  }
   if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
     if (*fd >= 0) close(*fd);
     *fd = -1;

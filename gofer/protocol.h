@@ -162,7 +162,10 @@ int SendMessage(int sock, std::string_view msg, int fd = -1);
 // Receives one message of at most `cap` bytes into `buf`. On success returns 0, sets `*len`
 // and, if the message carried an fd, `*fd` (close-on-exec; otherwise -1). Returns ECONNRESET
 // on EOF, EMSGSIZE if the message or its control data was truncated (any fd received is
-// closed), or the socket's errno.
+// closed), or the socket's errno. An fd the host could not install because the receiver is
+// out of fds (MSG_CTRUNC with no fd received, the message whole) is not a protocol failure:
+// the message is returned with `*fd` == kFdLost.
+inline constexpr int kFdLost = -2;
 int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd);
 
 }  // namespace sentry::gofer

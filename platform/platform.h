@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -108,6 +109,11 @@ class Context {
   virtual std::shared_ptr<AddressSpace> address_space() = 0;
   // Kills the host side of this context; the next Switch() returns kDead.
   virtual void Kill() = 0;
+  // Calls `fn` (on a platform thread, soon) when the host side of this context dies from
+  // outside (a stub killed on the host) while the guest thread is not running, so that a
+  // task blocked in the kernel learns of it. Never called once the context is destroyed:
+  // destroy it without holding any lock `fn` takes. Platforms that cannot tell ignore it.
+  virtual void OnHostDeath(std::function<void()> fn) { (void)fn; }
   virtual int host_tid() const = 0;
   // The host processes that run this guest thread (the stub, and whatever runs host syscalls
   // on its behalf): their CPU time is the guest thread's. Each is a whole host process, so
@@ -119,6 +125,9 @@ class Platform {
  public:
   virtual ~Platform() = default;
   virtual const char* name() const = 0;
+  // The host tasks (processes and threads, as a pids cgroup counts them) one guest task
+  // holds: its stub process(es) and the Sentry thread that runs it.
+  virtual int host_tasks_per_task() const = 0;
 
   // A fresh, empty address space with one context in it, driven by the calling thread.
   virtual absl::StatusOr<std::unique_ptr<Context>> NewAddressSpace() = 0;

@@ -3,18 +3,19 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "absl/synchronization/mutex.h"
-#include "sentry/base/logging.h"
-#include "sentry/kernel/kernel.h"
-#include "syscalls/dispatch.h"
 #include "gofer/client.h"
 #include "gofer/launch.h"
+#include "sentry/base/logging.h"
 #include "sentry/base/status.h"
+#include "sentry/kernel/kernel.h"
 #include "sentry/kernel/procfs.h"
+#include "syscalls/dispatch.h"
 #include "vfs/devfs.h"
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
@@ -166,6 +167,14 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     prog = *found;
   }
 
+  // The guest starts with the caller's RLIMIT_NOFILE; the Sentry takes all the host allows,
+  // since it holds host fds for every guest process (stubs, donated files), not just one.
+  struct rlimit nofile {};
+  getrlimit(RLIMIT_NOFILE, &nofile);
+  if (nofile.rlim_cur < nofile.rlim_max) {
+    struct rlimit raised = {nofile.rlim_max, nofile.rlim_max};
+    setrlimit(RLIMIT_NOFILE, &raised);
+  }
   auto platform = platform::NewPlatform(opts.platform);
   if (!platform.ok()) return platform.status();
 
@@ -195,7 +204,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     if (!r.ok()) return Err("mount /proc", r.error());
   }
   k.set_dispatch(&syscalls::Dispatch);
+  if (opts.max_tasks > 0) k.set_max_tasks(opts.max_tasks);
   kernel::Kernel::StartOptions so;
+  // As Linux's nr_open bounds it.
+  so.nofile = {std::min<uint64_t>(nofile.rlim_cur, 1 << 20),
+               std::min<uint64_t>(nofile.rlim_max, 1 << 20)};
   so.path = prog;
   if (!opts.cwd.empty()) so.cwd = opts.cwd;
   so.argv = opts.argv;

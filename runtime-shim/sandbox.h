@@ -26,6 +26,9 @@ struct SandboxOptions {
   // Bytes of file data the in-memory layer (overlay upper, tmpfs mounts, /dev/shm, memfds)
   // may hold in all; 0 keeps the default, half the host's RAM. Beyond it: ENOSPC.
   uint64_t tmpfs_size = 0;
+  // The most guest tasks (threads) at once, --pids; 0: derived from what the host gives
+  // (kernel/host_limits.h).
+  int64_t max_tasks = 0;
 };
 
 // Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.

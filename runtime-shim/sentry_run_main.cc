@@ -1,5 +1,6 @@
 // sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... -- PROGRAM ARGS...
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -9,16 +10,19 @@
 namespace {
 
 void Usage(FILE* out) {
-  fprintf(out,
-          "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
-          "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
-          "                  [--cwd DIR] [--tmpfs-size SIZE] -- PROGRAM [ARGS...]\n"
-          "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
-          "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
-          "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
-          "path and starts there. --tmpfs-size bounds what the in-memory layer (writes to the\n"
-          "root, tmpfs mounts, /dev/shm, memfds) holds in all: bytes with a k/m/g/t suffix or a\n"
-          "percentage of RAM (default 50%%); beyond it writes fail with ENOSPC.\n");
+  fprintf(
+      out,
+      "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
+      "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
+      "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] -- PROGRAM [ARGS...]\n"
+      "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
+      "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
+      "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
+      "path and starts there. --tmpfs-size bounds what the in-memory layer (writes to the\n"
+      "root, tmpfs mounts, /dev/shm, memfds) holds in all: bytes with a k/m/g/t suffix or a\n"
+      "percentage of RAM (default 50%%); beyond it writes fail with ENOSPC. --pids caps the\n"
+      "guest's tasks (threads) at N; by default the cap is derived from what the host gives\n"
+      "(pids cgroup, threads-max, RLIMIT_NPROC).\n");
 }
 
 }  // namespace
@@ -83,6 +87,14 @@ int main(int argc, char** argv) {
         return 2;
       }
       opts.tmpfs_size = *size;
+    } else if (const char* v = value("--pids")) {
+      char* end = nullptr;
+      long long n = strtoll(v, &end, 10);
+      if (*v == '\0' || *end != '\0' || n <= 0) {
+        fprintf(stderr, "sentry-run: --pids needs a positive number, got \"%s\"\n", v);
+        return 2;
+      }
+      opts.max_tasks = n;
     } else if (a.rfind("-", 0) == 0) {
       fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
       return 2;

@@ -32,9 +32,9 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
   mm::MapSource source{st.st_dev, st.st_ino, f->Writable()};
   // A host-backed file (gofer-donated fd) is mapped directly, so the guest shares the host
   // page cache and sees the file as Linux would (shared writes, SIGBUS past EOF).
-  if (int host_fd = f->HostFd(); host_fd >= 0) {
-    Result<uint64_t> at = t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host_fd,
-                                     off, &source);
+  if (vfs::FileDescription::HostFdHold host = f->HoldHostFd(); host.fd >= 0) {
+    Result<uint64_t> at =
+        t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host.fd, off, &source);
     if (at.ok() || at.error().code() != EOPNOTSUPP) return at;
   }
   // Partial: otherwise (files with no host fd: /proc, synthetic files) the contents are copied

@@ -22,6 +22,11 @@ using kernel::ThreadGroup;
 
 namespace {
 
+// Linux's TASK_SIZE_MAX on x86-64 (4-level paging): a TLS base at or above it is refused with
+// EPERM by arch_prctl(ARCH_SET_FS/GS) and clone(CLONE_SETTLS). The host would refuse such a
+// base too, and a stub whose registers cannot be set is lost.
+constexpr uint64_t kTaskSizeMax = (uint64_t{1} << 47) - 4096;
+
 constexpr uint64_t kSupportedCloneFlags =
     CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
     CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID |
@@ -32,24 +37,36 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   if (flags & ~kSupportedCloneFlags) return Errno(EINVAL);  // namespaces: not yet
   if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) return Errno(EINVAL);
   if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)) return Errno(EINVAL);
+  if ((flags & CLONE_SETTLS) && tls >= kTaskSizeMax) return Errno(EPERM);
   bool thread = flags & CLONE_THREAD;
   bool share_vm = flags & CLONE_VM;
-  {
-    absl::MutexLock l(&t.kernel().mu());
-    uint64_t nproc = t.tg().rlimits[RLIMIT_NPROC].cur;
-    if (t.kernel().tasks().size() >= std::min<uint64_t>(nproc, 32768)) return Errno(EAGAIN);
-  }
-  // Host side first: a new stub thread in this address space, or a copy of it.
-  // CLONE_VM (threads, vfork, posix_spawn) shares the stub's address space; otherwise the
-  // host copies it.
-  int handle = share_vm ? SENTRY_TRY(t.ctx().CloneThread())
-                        : SENTRY_TRY(t.ctx().ForkAddressSpace());
   kernel::Kernel& k = t.kernel();
+  {
+    absl::MutexLock l(&k.mu());
+    uint64_t nproc = t.tg().rlimits[RLIMIT_NPROC].cur;
+    if (k.tasks().size() >= std::min<uint64_t>(nproc, k.max_tasks())) return Errno(EAGAIN);
+  }
+  // Host side first: a new stub thread in this address space, or a copy of it, and the
+  // Sentry thread that will run the child. CLONE_VM (threads, vfork, posix_spawn) shares the
+  // stub's address space; otherwise the host copies it. If the host refuses any of them the
+  // guest gets EAGAIN, as from a fork past pids.max, and the kernel never saw the child.
+  Result<int> handle = share_vm ? t.ctx().CloneThread() : t.ctx().ForkAddressSpace();
+  if (!handle.ok()) return Errno(handle.error().code() == ENOMEM ? ENOMEM : EAGAIN);
   std::shared_ptr<kernel::Task> child;
   {
     absl::MutexLock l(&k.mu());
-    int tid = k.AllocPid();
-    child = std::make_shared<kernel::Task>(k, tid);
+    child = std::make_shared<kernel::Task>(k, k.AllocPid());
+  }
+  SENTRY_TRY(kernel::Task::Launch(child, *handle, share_vm ? t.ctx().address_space() : nullptr));
+  {
+    absl::MutexLock l(&k.mu());
+    // Killed while the host side was made (as Linux's copy_process checks for a fatal
+    // signal): a child registered now would escape the group exit that is under way.
+    if (t.tg().exiting || t.exec_kill_) {
+      child->Start(/*abandon=*/true);
+      return Errno(EAGAIN);
+    }
+    int tid = child->tid();
     if (thread) {
       child->tg_ = t.tg_ref();
     } else {
@@ -98,7 +115,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     child->vfork_done_ = vfork;
   }
   int tid = child->tid();
-  child->Start(handle, share_vm ? t.ctx().address_space() : nullptr);
+  child->Start();
   if (vfork) {
     // The parent waits (killably) until the child execs or exits.
     ScopedWait w(vfork->queue, t.waiter());
@@ -388,14 +405,14 @@ Result<uint64_t> SysGetRobustList(Task& t, int pid, GuestAddr head, GuestAddr le
 Result<uint64_t> SysArchPrctl(Task& t, int code, uint64_t addr) {
   switch (code) {
     case ARCH_SET_FS:
-      if (addr >= platform::Layout::kStubBase + (uint64_t{1} << 36)) return Errno(EPERM);
+      if (addr >= kTaskSizeMax) return Errno(EPERM);
       t.regs().fs_base = addr;
       return 0;
     case ARCH_GET_FS:
       SENTRY_TRY(t.CopyOut<uint64_t>(GuestAddr(addr), t.regs().fs_base));
       return 0;
     case ARCH_SET_GS:
-      if (addr >= platform::Layout::kStubBase + (uint64_t{1} << 36)) return Errno(EPERM);
+      if (addr >= kTaskSizeMax) return Errno(EPERM);
       t.regs().gs_base = addr;
       return 0;
     case ARCH_GET_GS:

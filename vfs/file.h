@@ -51,8 +51,15 @@ class FileDescription {
     (void)data_only;
     return Ok();
   }
-  // The host fd behind this file, if any (for mmap of files). -1 otherwise.
+  // The host fd behind this file, if any, for as long as the file is open. -1 otherwise.
   virtual int HostFd() const { return -1; }
+  // The host fd behind this file (for mmap), and what keeps it open while held: files whose
+  // host fd may be closed between uses (host_fd_cache.h) lend it only this way.
+  struct HostFdHold {
+    int fd = -1;
+    std::shared_ptr<void> keep;
+  };
+  virtual HostFdHold HoldHostFd() { return {HostFd(), nullptr}; }
   virtual Result<size_t> GetDents(std::span<uint8_t> dst) {
     (void)dst;
     return Errno(ENOTDIR);

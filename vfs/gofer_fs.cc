@@ -14,6 +14,7 @@
 #include <array>
 
 #include "vfs/file.h"
+#include "vfs/host_fd_cache.h"
 #include "vfs/mem_inode.h"
 
 namespace sentry::vfs {
@@ -31,47 +32,19 @@ namespace {
 
 class GoferInode;
 
-// A donated host fd, closed with its last user. A regular file's read-only fd is shared by
-// every read-only open of it: the descriptions keep their own offsets (pread), so they
-// need nothing of the fd but the file.
-struct SharedHostFd {
-  explicit SharedHostFd(int fd) : fd(fd) {}
-  ~SharedHostFd() { close(fd); }
-  SharedHostFd(const SharedHostFd&) = delete;
-  SharedHostFd& operator=(const SharedHostFd&) = delete;
-  const int fd;
-};
-
-// The read-only fds opened most recently stay open after their last close, so that a file
-// opened again and again (ld.so.cache and libc.so.6 at every execve, headers, modules) costs
-// no gofer round trip. A fixed number of host fds.
-class RecentFds {
- public:
-  void Keep(std::shared_ptr<SharedHostFd> fd) {
-    absl::MutexLock l(&mu_);
-    ring_[next_++ % ring_.size()] = std::move(fd);
-  }
-
- private:
-  absl::Mutex mu_;
-  std::array<std::shared_ptr<SharedHostFd>, 128> ring_ ABSL_GUARDED_BY(mu_);
-  size_t next_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
-RecentFds& Recent() {
-  static auto* r = new RecentFds;
-  return *r;
-}
-
-// A regular file opened through the gofer: reads and writes go to the donated host fd.
+// A regular file opened through the gofer: reads and writes go to the donated host fd, which
+// the fd cache may close between operations (host_fd_cache.h). A regular file's read-only
+// fd on a read-only attach point is shared by every read-only open of it: the descriptions
+// keep their own offsets (pread), so they need nothing of the fd but the file.
 class HostFileDescription final : public FileDescription {
  public:
-  HostFileDescription(std::shared_ptr<SharedHostFd> fd, int flags, std::shared_ptr<GoferInode> ino);
+  HostFileDescription(std::shared_ptr<ReopenableFd> fd, int flags, std::shared_ptr<GoferInode> ino);
 
   Result<size_t> Read(Blocker&, std::span<uint8_t> dst) override {
     if (!Readable()) return Errno(EBADF);
+    auto hold = SENTRY_TRY(fd_->Get());
     absl::MutexLock l(&mu_);
-    ssize_t n = pread(fd_, dst.data(), dst.size(), static_cast<off_t>(offset_));
+    ssize_t n = pread(hold->fd, dst.data(), dst.size(), static_cast<off_t>(offset_));
     if (n < 0) return Errno(errno);
     offset_ += n;
     return static_cast<size_t>(n);
@@ -79,19 +52,22 @@ class HostFileDescription final : public FileDescription {
   Result<size_t> Write(Blocker&, std::span<const uint8_t> src) override;
   Result<size_t> PRead(Blocker&, std::span<uint8_t> dst, uint64_t off) override {
     if (!Readable()) return Errno(EBADF);
-    ssize_t n = pread(fd_, dst.data(), dst.size(), static_cast<off_t>(off));
+    auto hold = SENTRY_TRY(fd_->Get());
+    ssize_t n = pread(hold->fd, dst.data(), dst.size(), static_cast<off_t>(off));
     if (n < 0) return Errno(errno);
     return static_cast<size_t>(n);
   }
   Result<size_t> PWrite(Blocker&, std::span<const uint8_t> src, uint64_t off) override;
   Result<uint64_t> Seek(int64_t off, int whence) override {
+    std::shared_ptr<SharedHostFd> hold;
+    if (whence != SEEK_CUR) hold = SENTRY_TRY(fd_->Get());
     absl::MutexLock l(&mu_);
     int64_t r;
     if (whence == SEEK_CUR) {
       r = static_cast<int64_t>(offset_) + off;
       if (r < 0) return Errno(EINVAL);
     } else {
-      r = lseek(fd_, off, whence);  // SET, END, DATA, HOLE against the host file
+      r = lseek(hold->fd, off, whence);  // SET, END, DATA, HOLE against the host file
       if (r < 0) return Errno(errno);
     }
     offset_ = static_cast<uint64_t>(r);
@@ -100,21 +76,29 @@ class HostFileDescription final : public FileDescription {
   Result<void> Stat(struct stat* st) override;
   Result<uint64_t> Ioctl(Blocker&, uint64_t cmd, uint64_t) override {
     if (cmd != FIONREAD) return Errno(ENOTTY);
+    auto hold = SENTRY_TRY(fd_->Get());
     struct stat st;
-    if (fstat(fd_, &st) != 0) return Errno(errno);
+    if (fstat(hold->fd, &st) != 0) return Errno(errno);
     absl::MutexLock l(&mu_);
     return static_cast<uint64_t>(st.st_size) > offset_ ? st.st_size - offset_ : 0;
   }
   Result<void> Allocate(int mode, uint64_t off, uint64_t len) override;
   Result<void> Sync(bool data_only) override {
-    if ((data_only ? fdatasync(fd_) : fsync(fd_)) != 0) return Errno(errno);
+    auto hold = SENTRY_TRY(fd_->Get());
+    if ((data_only ? fdatasync(hold->fd) : fsync(hold->fd)) != 0) return Errno(errno);
     return Ok();
   }
-  int HostFd() const override { return fd_; }
+  // Only a pinned fd (a FIFO's) stays the same; others are lent with HoldHostFd.
+  int HostFd() const override { return pinned_fd_; }
+  HostFdHold HoldHostFd() override {
+    auto hold = fd_->Get();
+    if (!hold.ok()) return {};
+    return {(*hold)->fd, *hold};
+  }
 
  private:
-  const std::shared_ptr<SharedHostFd> host_fd_;
-  const int fd_;  // host_fd_->fd
+  const std::shared_ptr<ReopenableFd> fd_;
+  int pinned_fd_ = -1;
   std::shared_ptr<GoferInode> ino_;
 };
 
@@ -166,7 +150,7 @@ class GoferInode final : public Inode {
     if (!sb_->read_only) return Lookup(name);  // the fd would be shared (Open)
     auto [node, fd] = SENTRY_TRY(sb_->client->WalkOpen(h_, name));
     auto ino = std::make_shared<GoferInode>(sb_, node);
-    if (fd >= 0) ino->ShareReadFd(std::make_shared<SharedHostFd>(fd));
+    if (fd >= 0) ino->SharedReadFd(fd);
     return InodeRef(ino);
   }
   Result<std::vector<DirEntry>> ReadDir() override {
@@ -226,20 +210,32 @@ class GoferInode final : public Inode {
   Result<FileRef> Open(int flags) override {
     if (type_ == S_IFCHR || type_ == S_IFBLK || type_ == S_IFSOCK) return Errno(ENXIO);
     auto self = std::static_pointer_cast<GoferInode>(shared_from_this());
-    std::shared_ptr<SharedHostFd> fd;
+    std::shared_ptr<ReopenableFd> fd;
     bool shareable = sb_->read_only && type_ == S_IFREG && (flags & O_ACCMODE) == O_RDONLY;
-    if (shareable) fd = SharedReadFd();
-    if (!fd) {
+    if (shareable) {
+      fd = SharedReadFd(-1);
+    } else {
       int host_fd = TakeStashedFd();
-      if (host_fd < 0) {
-        host_fd = SENTRY_TRY(sb_->client->Open(h_, flags & (O_ACCMODE | O_APPEND)));
-      } else if (flags & O_APPEND) {
-        fcntl(host_fd, F_SETFL, O_APPEND);
-      }
-      fd = std::make_shared<SharedHostFd>(host_fd);
-      if (shareable) ShareReadFd(fd);
+      if (host_fd >= 0 && (flags & O_APPEND)) fcntl(host_fd, F_SETFL, O_APPEND);
+      fd = NewFd(flags & (O_ACCMODE | O_APPEND), host_fd);
     }
+    // The open itself must reach the host now (permissions, EMFILE); later uses reopen.
+    SENTRY_TRY(fd->Get());
+    if (type_ == S_IFIFO) fd->Pin();  // a FIFO opened again is a new reader or writer
     return FileRef(std::make_shared<HostFileDescription>(std::move(fd), flags, std::move(self)));
+  }
+  // The gofer's handles name the file by its name, which is about to go: its open files
+  // (through any inode of it) then keep their fds for good, as they could not be reopened.
+  void Unlinking() override {
+    if (type_ != S_IFREG) return;
+    dev_t dev;
+    ino_t ino;
+    {
+      absl::MutexLock l(&mu_);
+      dev = host_dev_;
+      ino = st_.st_ino;  // a handle's file keeps its inode number; no round trip
+    }
+    PinHostFile(dev, ino);
   }
   Result<struct statfs> StatFs() override { return sb_->client->StatFs(h_); }
   Result<std::string> GetXattr(const std::string& name) override {
@@ -255,20 +251,36 @@ class GoferInode final : public Inode {
 
  private:
   InodeRef Wrap(const gofer::Node& n) { return std::make_shared<GoferInode>(sb_, n); }
-  std::shared_ptr<SharedHostFd> SharedReadFd() {
-    absl::MutexLock l(&mu_);
-    return read_fd_.lock();
+  // A reopenable fd of this file, opened with `flags`; `host_fd` >= 0 is one open already.
+  std::shared_ptr<ReopenableFd> NewFd(int flags, int host_fd) {
+    std::weak_ptr<GoferSuper> sb = sb_;
+    gofer::Handle h = h_;
+    return std::make_shared<ReopenableFd>(
+        [sb, h, flags]() -> Result<int> {
+          auto s = sb.lock();
+          if (!s) return Errno(EBADF);
+          return s->client->Open(h, flags);
+        },
+        host_fd);
   }
-  void ShareReadFd(const std::shared_ptr<SharedHostFd>& fd) {
-    {
-      absl::MutexLock l(&mu_);
-      read_fd_ = fd;
+  // The read-only fd shared by read-only opens (made with `host_fd` if there is none yet).
+  // The inode keeps it: the cache then keeps recently used files open between opens.
+  std::shared_ptr<ReopenableFd> SharedReadFd(int host_fd) {
+    absl::MutexLock l(&mu_);
+    if (!read_fd_) {
+      read_fd_ = NewFd(O_RDONLY, host_fd);
+      // Into the cache now: an fd prefetched for an open that never comes (EACCES) must not
+      // stay open outside it.
+      if (host_fd >= 0) (void)read_fd_->Get();
+    } else if (host_fd >= 0) {
+      close(host_fd);
     }
-    Recent().Keep(fd);
+    return read_fd_;
   }
   void SetCached(const struct stat& st) {
     absl::MutexLock l(&mu_);
     st_ = st;
+    host_dev_ = st.st_dev;
     st_.st_dev = sb_->dev;
     valid_ = true;
   }
@@ -287,25 +299,32 @@ class GoferInode final : public Inode {
   const uint32_t type_;
   absl::Mutex mu_;
   struct stat st_ ABSL_GUARDED_BY(mu_) {};
+  dev_t host_dev_ ABSL_GUARDED_BY(mu_) = 0;  // st_.st_dev is the sandbox's device number
   bool valid_ ABSL_GUARDED_BY(mu_) = false;
   std::string link_target_ ABSL_GUARDED_BY(mu_);
   int stashed_fd_ ABSL_GUARDED_BY(mu_) = -1;
-  std::weak_ptr<SharedHostFd> read_fd_ ABSL_GUARDED_BY(mu_);  // shared by read-only opens
+  std::shared_ptr<ReopenableFd> read_fd_ ABSL_GUARDED_BY(mu_);  // shared by read-only opens
 };
 
-HostFileDescription::HostFileDescription(std::shared_ptr<SharedHostFd> fd, int flags,
+HostFileDescription::HostFileDescription(std::shared_ptr<ReopenableFd> fd, int flags,
                                          std::shared_ptr<GoferInode> ino)
-    : FileDescription(flags), host_fd_(std::move(fd)), fd_(host_fd_->fd), ino_(std::move(ino)) {}
+    : FileDescription(flags), fd_(std::move(fd)), ino_(std::move(ino)) {
+  if (ino_->Type() == S_IFIFO) {
+    if (auto hold = fd_->Get(); hold.ok()) pinned_fd_ = (*hold)->fd;  // pinned: stays open
+  }
+}
 
 Result<size_t> HostFileDescription::Write(Blocker&, std::span<const uint8_t> src) {
   if (!Writable()) return Errno(EBADF);
+  auto hold = SENTRY_TRY(fd_->Get());
+  int fd = hold->fd;
   absl::MutexLock l(&mu_);
   ssize_t n;
   if (flags_ & O_APPEND) {
-    n = write(fd_, src.data(), src.size());  // the host fd has O_APPEND too
-    if (n >= 0) offset_ = static_cast<uint64_t>(lseek(fd_, 0, SEEK_CUR));
+    n = write(fd, src.data(), src.size());  // the host fd has O_APPEND too
+    if (n >= 0) offset_ = static_cast<uint64_t>(lseek(fd, 0, SEEK_CUR));
   } else {
-    n = pwrite(fd_, src.data(), src.size(), static_cast<off_t>(offset_));
+    n = pwrite(fd, src.data(), src.size(), static_cast<off_t>(offset_));
     if (n >= 0) offset_ += n;
   }
   ino_->Invalidate();
@@ -316,7 +335,8 @@ Result<size_t> HostFileDescription::Write(Blocker&, std::span<const uint8_t> src
 Result<size_t> HostFileDescription::PWrite(Blocker&, std::span<const uint8_t> src,
                                            uint64_t off) {
   if (!Writable()) return Errno(EBADF);
-  ssize_t n = pwrite(fd_, src.data(), src.size(), static_cast<off_t>(off));
+  auto hold = SENTRY_TRY(fd_->Get());
+  ssize_t n = pwrite(hold->fd, src.data(), src.size(), static_cast<off_t>(off));
   ino_->Invalidate();
   if (n < 0) return Errno(errno);
   return static_cast<size_t>(n);
@@ -326,7 +346,8 @@ Result<size_t> HostFileDescription::PWrite(Blocker&, std::span<const uint8_t> sr
 // the file's name is gone (the gofer's handle then fails with ENOENT).
 // Opened through the overlay, the file shows the overlay's identity, as its path does.
 Result<void> HostFileDescription::Stat(struct stat* st) {
-  if (fstat(fd_, st) != 0) return Errno(errno);
+  auto hold = SENTRY_TRY(fd_->Get());
+  if (fstat(hold->fd, st) != 0) return Errno(errno);
   dev_t dev;
   uint64_t ino;
   if (inode() && inode()->Identity(&dev, &ino)) {
@@ -340,7 +361,8 @@ Result<void> HostFileDescription::Stat(struct stat* st) {
 
 Result<void> HostFileDescription::Allocate(int mode, uint64_t off, uint64_t len) {
   if (!Writable()) return Errno(EBADF);
-  if (fallocate(fd_, mode, static_cast<off_t>(off), static_cast<off_t>(len)) != 0) {
+  auto hold = SENTRY_TRY(fd_->Get());
+  if (fallocate(hold->fd, mode, static_cast<off_t>(off), static_cast<off_t>(len)) != 0) {
     return Errno(errno);
   }
   ino_->Invalidate();

@@ -92,6 +92,9 @@ class Inode : public std::enable_shared_from_this<Inode> {
   virtual Result<void> Link(const std::string& name, const InodeRef& target);
   // rmdir if `dir`, else unlink. The VFS has checked the type and emptiness rules it can.
   virtual Result<void> Unlink(const std::string& name, bool dir);
+  // Called before this inode loses a name (unlink, or a rename over it): a file system that
+  // reopens open files by name must keep them open from now on.
+  virtual void Unlinking() {}
   // renameat2 within one file system; `flags` RENAME_NOREPLACE / RENAME_EXCHANGE.
   virtual Result<void> Rename(const std::string& old_name, Inode& new_dir,
                               const std::string& new_name, unsigned flags);

@@ -465,6 +465,7 @@ Result<void> Vfs::Unlink(const Context& ctx, const Path& start, const std::strin
     absl::MutexLock l(&mu_);
     if (child->mount_count_ > 0) return Errno(EBUSY);
   }
+  ino->Unlinking();
   SENTRY_TRY(parent.inode()->Unlink(last, dir));
   Forget(parent.d, last);
   if (!dir) NotifyInode(*ino, IN_ATTRIB);  // its link count
@@ -526,6 +527,7 @@ Result<void> Vfs::Rename(const Context& ctx, const Path& old_start, const std::s
       }
     }
   }
+  if (new_d && !(flags & RENAME_EXCHANGE)) new_d->inode()->Unlinking();
   SENTRY_TRY(old_parent.inode()->Rename(old_last, *new_parent.inode(), new_last, flags));
   NotifyRename(old_parent, old_last, old_d->inode(), new_parent, new_last,
                new_d ? new_d->inode() : nullptr, flags & RENAME_EXCHANGE);

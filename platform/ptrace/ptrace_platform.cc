@@ -115,18 +115,13 @@ Result<void> PtraceContext::SetFpState(std::span<const uint8_t> state) {
 Result<int> PtraceContext::CloneThread() {
   // A separate host process sharing the address space (no CLONE_THREAD), so that stopping or
   // killing one guest thread's stub never touches another's.
-  auto r = StubSyscall(SYS_clone, CLONE_VM | SIGCHLD, 0, 0, 0, 0, 0, Layout::kStubClone);
-  if (!r.ok()) return r.error();
-  if (*r < 0) return Errno(static_cast<int>(-*r));
-  return static_cast<int>(*r);
+  return CloneStub(*this, CLONE_VM | SIGCHLD);
 }
 
 Result<int> PtraceContext::ForkAddressSpace() {
-  auto r = StubSyscall(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0, Layout::kStubClone);
-  if (!r.ok()) return r.error();
-  if (*r < 0) return Errno(static_cast<int>(-*r));
-  StubAddressSpace::NoteFork(static_cast<int>(*r), as_);
-  return static_cast<int>(*r);
+  int pid = SENTRY_TRY(CloneStub(*this, SIGCHLD));
+  StubAddressSpace::NoteFork(pid, as_);
+  return pid;
 }
 
 void PtraceContext::Kill() {
@@ -185,6 +180,7 @@ absl::StatusOr<std::unique_ptr<Platform>> NewPlatform(const std::string& name) {
                                       "\" (available: seccomp, ptrace)");
   }
   SENTRY_ASSIGN_OR_RETURN(int fd, OpenStubExecutable());
+  SENTRY_RETURN_IF_ERROR(StartReaper());
   if (name == "seccomp") return NewSeccompPlatform(fd);
   return std::unique_ptr<Platform>(std::make_unique<PtracePlatform>(fd));
 }

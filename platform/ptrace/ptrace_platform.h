@@ -57,6 +57,7 @@ class PtracePlatform final : public Platform {
   explicit PtracePlatform(int stub_fd) : stub_fd_(stub_fd) {}
   ~PtracePlatform() override;
   const char* name() const override { return "ptrace"; }
+  int host_tasks_per_task() const override { return 2; }  // the stub, the Sentry thread
   absl::StatusOr<std::unique_ptr<Context>> NewAddressSpace() override;
   absl::StatusOr<std::unique_ptr<Context>> Attach(int handle,
                                                   std::shared_ptr<AddressSpace> as) override;

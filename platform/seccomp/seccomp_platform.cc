@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -19,8 +20,11 @@
 #include <ctime>
 #include <mutex>
 #include <thread>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "sentry/base/host_fds.h"
 #include "sentry/base/logging.h"
 #include "sentry/base/status.h"
 
@@ -84,6 +88,15 @@ struct WaitSlot {
 };
 constexpr int kMaxWaitSlots = 32768;  // DoClone allows no more tasks
 WaitSlot g_wait_slots[kMaxWaitSlots];
+// SeccompContext::OnHostDeath's callbacks and the guest stubs' pidfds, by slot. The sweeper
+// polls the pidfds and calls the callbacks with this held, so a context that clears its
+// callback (and closes its pidfd) waits for a call in progress.
+absl::Mutex g_death_mu(absl::kConstInit);
+std::function<void()> g_on_death[kMaxWaitSlots] ABSL_GUARDED_BY(g_death_mu);
+int g_death_pidfd[kMaxWaitSlots] ABSL_GUARDED_BY(g_death_mu);
+// Set by every SIGCHLD: a stub may have died. Not only deaths: SIGCHLDs that arrive
+// together merge into one, whose code is the first one's.
+std::atomic<bool> g_child_event{false};
 std::atomic<int> g_wait_slots_used{0};  // high-water mark: slots at or past it were never used
 
 int KickSignal() { return SIGRTMIN + 5; }
@@ -111,6 +124,7 @@ void OnKick(int, siginfo_t*, void* context) {
 // before it next blocks.
 void OnChild(int, siginfo_t* si, void*) {
   int saved = errno;
+  g_child_event.store(true);
   int used = g_wait_slots_used.load();
   for (int i = 0; i < used; i++) {
     WaitSlot& slot = g_wait_slots[i];
@@ -119,9 +133,32 @@ void OnChild(int, siginfo_t* si, void*) {
   errno = saved;
 }
 
+// A guest stub that died while its task was busy in the kernel (blocked in a wait, say):
+// its Sentry thread would see it only on its way back to the guest. Polls the pidfds of the
+// contexts that asked (OnHostDeath) and calls back those of the dead, once.
+void CheckDeaths() {
+  absl::MutexLock l(&g_death_mu);
+  std::vector<struct pollfd> fds;
+  std::vector<int> slots;
+  int used = g_wait_slots_used.load();
+  for (int i = 0; i < used; i++) {
+    if (!g_on_death[i] || g_death_pidfd[i] < 0) continue;
+    fds.push_back({g_death_pidfd[i], POLLIN, 0});
+    slots.push_back(i);
+  }
+  if (fds.empty() || poll(fds.data(), fds.size(), 0) <= 0) return;
+  for (size_t j = 0; j < fds.size(); j++) {
+    if (!(fds[j].revents & POLLIN)) continue;
+    std::function<void()> fn = std::move(g_on_death[slots[j]]);
+    g_on_death[slots[j]] = nullptr;
+    fn();
+  }
+}
+
 void Sweep() {
   for (;;) {
     absl::SleepFor(absl::Milliseconds(kSweepMs));
+    if (g_child_event.exchange(false)) CheckDeaths();
     int used = g_wait_slots_used.load();
     for (int i = 0; i < used; i++) {
       WaitSlot& slot = g_wait_slots[i];
@@ -206,6 +243,18 @@ absl::StatusOr<std::unique_ptr<Context>> MakeGuestStub(int injector,
     WaitFor(tid);
     return ErrnoStatus(what, err);
   };
+  // The guest stub dies with its injector: a stub left without one (its injector killed on
+  // the host) could never change its address space again, and would live on, orphaned,
+  // until the sandbox ends. The injector may have died before the prctl: then the stub's
+  // parent is no longer the injector.
+  Result<int64_t> pdeath = InjectSyscall(tid, {SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0},
+                                         Layout::kStubInject, &interrupted);
+  Result<int64_t> ppid =
+      InjectSyscall(tid, {SYS_getppid, 0, 0, 0, 0, 0, 0}, Layout::kStubInject, &interrupted);
+  if (!pdeath.ok() || *pdeath != 0 || !ppid.ok() || *ppid != injector) {
+    errno = ESRCH;
+    return fail("the injector of the guest stub is gone");
+  }
   Result<int64_t> fd = InjectSyscall(
       tid, {SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
             Layout::kStubFilter, 0, 0, 0},
@@ -215,9 +264,10 @@ absl::StatusOr<std::unique_ptr<Context>> MakeGuestStub(int injector,
     errno = static_cast<int>(-*fd);
     return fail("seccomp(SET_MODE_FILTER, NEW_LISTENER) in the guest stub");
   }
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid, 0));
+  int pidfd = RetryOnFdShortage([&] { return static_cast<int>(syscall(SYS_pidfd_open, tid, 0)); });
   if (pidfd < 0) return fail("pidfd_open (guest stub)");
-  int listener = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, *fd, 0));
+  int listener =
+      RetryOnFdShortage([&] { return static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, *fd, 0)); });
   if (listener < 0) {
     close(pidfd);
     return fail("pidfd_getfd (seccomp listener)");
@@ -239,7 +289,7 @@ SeccompContext::SeccompContext(int injector, int guest, int listener, int pidfd,
       guest_(guest),
       listener_(listener),
       pidfd_(pidfd),
-      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      wake_fd_(RetryOnFdShortage([] { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); })),
       as_(std::move(as)),
       stopped_(true),  // the guest stub starts stopped after installing its filter
       slot_(TakeWaitSlot()) {
@@ -249,6 +299,7 @@ SeccompContext::SeccompContext(int injector, int guest, int listener, int pidfd,
 
 SeccompContext::~SeccompContext() {
   Kill();
+  OnHostDeath(nullptr);
   close(listener_);
   close(pidfd_);
   close(wake_fd_);
@@ -531,22 +582,26 @@ Result<int> SeccompContext::LendFd(int host_fd) {
 
 Result<int> SeccompContext::CloneThread() {
   // The new thread's injector; Attach makes its guest stub.
-  int64_t r = SENTRY_TRY(StubSyscall(SYS_clone, CLONE_VM | SIGCHLD, 0, 0, 0, 0, 0,
-                                     Layout::kStubClone));
-  if (r < 0) return Errno(static_cast<int>(-r));
-  return static_cast<int>(r);
+  return CloneStub(*this, CLONE_VM | SIGCHLD);
 }
 
 Result<int> SeccompContext::ForkAddressSpace() {
-  int64_t r = SENTRY_TRY(StubSyscall(SYS_clone, SIGCHLD, 0, 0, 0, 0, 0, Layout::kStubClone));
-  if (r < 0) return Errno(static_cast<int>(-r));
-  StubAddressSpace::NoteFork(static_cast<int>(r), as_);
-  return static_cast<int>(r);
+  int pid = SENTRY_TRY(CloneStub(*this, SIGCHLD));
+  StubAddressSpace::NoteFork(pid, as_);
+  return pid;
+}
+
+void SeccompContext::OnHostDeath(std::function<void()> fn) {
+  if (slot_ < 0) return;
+  absl::MutexLock l(&g_death_mu);
+  g_death_pidfd[slot_] = fn ? pidfd_ : -1;
+  g_on_death[slot_] = std::move(fn);
 }
 
 void SeccompContext::Kill() {
   if (killed_) return;
   killed_ = true;
+  OnHostDeath(nullptr);  // the deaths from here on are ours
   if (cpu_ >= 0) g_cpu_contexts[cpu_].fetch_sub(1);
   cpu_ = -1;
   as_->RemoveMember(guest_);
@@ -593,7 +648,9 @@ absl::StatusOr<std::unique_ptr<Context>> SeccompPlatform::Attach(
     sas = std::static_pointer_cast<StubAddressSpace>(as);
     sas->AddMember(handle);
   }
-  return MakeGuestStub(handle, std::move(sas));
+  auto ctx = MakeGuestStub(handle, sas);
+  if (!ctx.ok()) sas->RemoveMember(handle);  // the caller discards the injector
+  return ctx;
 }
 
 void SeccompPlatform::Discard(int handle) { kill(handle, SIGKILL); }
@@ -602,6 +659,7 @@ absl::StatusOr<std::unique_ptr<Platform>> NewSeccompPlatform(int stub_fd) {
   if (sched_getaffinity(0, sizeof(g_allowed_cpus), &g_allowed_cpus) != 0) {
     return ErrnoStatus("sched_getaffinity");
   }
+  InstallWaitHandlers();  // its sweeper thread starts while the host still gives threads
   return std::unique_ptr<Platform>(std::make_unique<SeccompPlatform>(stub_fd));
 }
 

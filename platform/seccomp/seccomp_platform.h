@@ -40,6 +40,7 @@ class SeccompContext final : public Context, public StubInjector {
   Result<int> ForkAddressSpace() override;
   std::shared_ptr<AddressSpace> address_space() override;
   void Kill() override;
+  void OnHostDeath(std::function<void()> fn) override;
   int host_tid() const override { return guest_; }
   // The injector's time is the guest's too: it runs the guest's mmap, munmap, mprotect, ...
   std::vector<int> cpu_pids() const override { return {guest_, injector_}; }
@@ -99,6 +100,8 @@ class SeccompPlatform final : public Platform {
  public:
   explicit SeccompPlatform(int stub_fd) : stub_fd_(stub_fd) {}
   const char* name() const override { return "seccomp"; }
+  // The guest stub, its injector and the Sentry thread.
+  int host_tasks_per_task() const override { return 3; }
   absl::StatusOr<std::unique_ptr<Context>> NewAddressSpace() override;
   absl::StatusOr<std::unique_ptr<Context>> Attach(int handle,
                                                   std::shared_ptr<AddressSpace> as) override;

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "platform/stub/stub_control.h"
+#include "sentry/base/host_fds.h"
 #include "sentry/base/status.h"
 
 namespace sentry::platform {
@@ -46,7 +47,8 @@ void CloseReceived(struct msghdr& msg) {
 
 absl::StatusOr<std::shared_ptr<FdChannel>> FdChannel::Create() {
   int sv[2];
-  if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
+  if (RetryOnFdShortage([&] { return socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv); }) !=
+      0) {
     return ErrnoStatus("socketpair (stub fd channel)");
   }
   return std::shared_ptr<FdChannel>(new FdChannel(sv[0], sv[1]));

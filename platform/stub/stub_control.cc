@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -45,6 +46,8 @@ namespace {
 struct Reaper {
   absl::Mutex mu;
   std::vector<int> pending ABSL_GUARDED_BY(mu);
+  int unreaped ABSL_GUARDED_BY(mu) = 0;  // pending, and the batch being reaped
+  bool started = false;                  // the thread runs; else KillAndReapLater reaps itself
 
   void Loop() {
     for (;;) {
@@ -59,6 +62,8 @@ struct Reaper {
         while (!IsDeath(WaitFor(tid))) {
         }
       }
+      absl::MutexLock l(&mu);
+      unreaped -= static_cast<int>(batch.size());
     }
   }
 };
@@ -66,7 +71,11 @@ struct Reaper {
 Reaper& TheReaper() {
   static Reaper* r = [] {
     auto* reaper = new Reaper;
-    std::thread([reaper] { reaper->Loop(); }).detach();
+    try {
+      std::thread([reaper] { reaper->Loop(); }).detach();
+      reaper->started = true;
+    } catch (const std::system_error&) {
+    }
     return reaper;
   }();
   return *r;
@@ -77,8 +86,37 @@ Reaper& TheReaper() {
 void KillAndReapLater(int tid) {
   kill(tid, SIGKILL);
   Reaper& r = TheReaper();
+  if (!r.started) {
+    while (!IsDeath(WaitFor(tid))) {
+    }
+    return;
+  }
   absl::MutexLock l(&r.mu);
   r.pending.push_back(tid);
+  r.unreaped++;
+}
+
+absl::Status StartReaper() {
+  if (!TheReaper().started) return absl::ResourceExhaustedError("cannot start the stub reaper");
+  return absl::OkStatus();
+}
+
+bool AwaitReaped(absl::Duration timeout) {
+  Reaper& r = TheReaper();
+  absl::MutexLock l(&r.mu);
+  if (r.unreaped == 0) return false;
+  r.mu.AwaitWithTimeout(absl::Condition(
+                            +[](int* n) { return *n == 0; }, &r.unreaped),
+                        timeout);
+  return true;
+}
+
+Result<int> CloneStub(StubInjector& inj, uint64_t flags) {
+  for (int attempt = 0;; attempt++) {
+    int64_t r = SENTRY_TRY(inj.StubSyscall(SYS_clone, flags, 0, 0, 0, 0, 0, Layout::kStubClone));
+    if (r >= 0) return static_cast<int>(r);
+    if (r != -EAGAIN || attempt > 0 || !AwaitReaped()) return Errno(static_cast<int>(-r));
+  }
 }
 
 absl::Status SeizeStopped(int tid) {

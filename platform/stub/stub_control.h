@@ -34,6 +34,16 @@ inline bool IsDeath(int status) {
 // the host tears the process down (~100-200 us for a forked address space here). The pid
 // stays taken until it is reaped, so nothing else is ever signalled by mistake.
 void KillAndReapLater(int tid);
+// Starts the thread behind KillAndReapLater (at start-up, while the host still gives threads).
+absl::Status StartReaper();
+// Waits, for at most `timeout`, until every stub KillAndReapLater killed is reaped: a pids
+// cgroup counts a killed stub until then. Returns whether there were any.
+bool AwaitReaped(absl::Duration timeout = absl::Milliseconds(200));
+
+// Injects clone(`flags`) at kStubClone into `inj`: a new stub (see stub.S). A host EAGAIN is
+// retried once after the stubs being reaped are gone. Returns the new stub's pid or the
+// host errno.
+Result<int> CloneStub(StubInjector& inj, uint64_t flags);
 
 // Seizes a stub that stopped itself (or is about to) and waits for that stop.
 absl::Status SeizeStopped(int tid);

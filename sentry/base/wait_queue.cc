@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "sentry/base/host_fds.h"
+
 namespace sentry {
 
 Waiter::~Waiter() {
@@ -37,7 +39,9 @@ bool Waiter::WaitUntil(absl::Time deadline) {
 }
 
 int Waiter::EventFd() {
-  if (event_fd_ < 0) event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (event_fd_ < 0) {
+    event_fd_ = RetryOnFdShortage([] { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); });
+  }
   return event_fd_;
 }
 
@@ -52,17 +56,26 @@ int Waiter::WaitHostFd(int fd, short events, absl::Time deadline) {
     host_waiting_ = true;
   }
   struct pollfd fds[2] = {{fd, events, 0}, {efd, POLLIN, 0}};
-  int timeout = -1;
-  if (deadline != absl::InfiniteFuture()) {
-    absl::Duration left = deadline - absl::Now();
-    timeout = left <= absl::ZeroDuration()
-                  ? 0
-                  : static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1,
-                                                       INT32_MAX));
+  int n;
+  for (;;) {
+    int timeout = -1;
+    if (deadline != absl::InfiniteFuture()) {
+      absl::Duration left = deadline - absl::Now();
+      timeout =
+          left <= absl::ZeroDuration()
+              ? 0
+              : static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, INT32_MAX));
+    }
+    // Without an eventfd (the host was out of fds) a Notify cannot wake poll: look for one
+    // every few milliseconds instead.
+    if (efd < 0 && (timeout < 0 || timeout > 5)) timeout = 5;
+    n = poll(fds, 2, timeout);
+    if (efd >= 0 || n != 0 || deadline <= absl::Now()) break;
+    absl::MutexLock l(&mu_);
+    if (notified_) break;
   }
-  int n = poll(fds, 2, timeout);
   uint64_t drain;
-  (void)!read(efd, &drain, sizeof(drain));
+  if (efd >= 0) (void)!read(efd, &drain, sizeof(drain));
   absl::MutexLock l(&mu_);
   host_waiting_ = false;
   notified_ = false;

@@ -7,8 +7,11 @@
 #include <future>
 #include <thread>
 
+#include "sentry/base/host_thread.h"
 #include "sentry/base/logging.h"
+#include "sentry/base/timer_queue.h"
 #include "sentry/kernel/futex.h"
+#include "sentry/kernel/host_limits.h"
 #include "sentry/loader/exec.h"
 
 namespace sentry::kernel {
@@ -16,7 +19,10 @@ namespace sentry::kernel {
 Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::Vfs> vfs)
     : platform_(std::move(platform)),
       vfs_(std::move(vfs)),
-      futexes_(std::make_unique<FutexTable>()) {
+      futexes_(std::make_unique<FutexTable>()),
+      max_tasks_(DefaultTaskLimit(platform_->host_tasks_per_task())) {
+  // Service threads start now: later a guest may have used up what the host gives.
+  TimerQueue::Global();
   InstallTtyHost(*this);
 }
 
@@ -70,7 +76,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
       getrlimit(r, &rl);
       tg->rlimits[r] = {rl.rlim_cur, rl.rlim_max};
     }
-    tg->rlimits[RLIMIT_NOFILE] = {1024, 4096};
+    tg->rlimits[RLIMIT_NOFILE] = opts.nofile;
     init->tg_ = tg;
     groups_[pid] = tg;
     Register(init);
@@ -95,7 +101,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
   std::promise<Result<void>> started;
   auto started_future = started.get_future();
   TaskThreadStarted();
-  std::thread([&, init]() {
+  bool started_thread = StartHostThread([&, init]() {
     init->BindHostThread();
     auto r = loader::Exec(*init, opts.path, opts.argv, opts.envp);
     started.set_value(r);
@@ -111,7 +117,11 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
       return;
     }
     init->Run();
-  }).detach();
+  });
+  if (!started_thread) {
+    TaskThreadDone();
+    return absl::ResourceExhaustedError("cannot start a thread for init");
+  }
   Result<void> r = started_future.get();
   if (!r.ok()) {
     absl::MutexLock l(&threads_mu_);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "platform/platform.h"
 #include "sentry/abi/linux.h"
 #include "sentry/base/errno.h"
@@ -214,8 +215,14 @@ class Task final : public Blocker {
 
   // The run loop: runs on the task's own host thread until the task exits.
   void Run();
-  // Starts the host thread. `attach_handle` >= 0 means the context must first be attached.
-  void Start(int attach_handle, std::shared_ptr<platform::AddressSpace> as);
+  // Starts the host thread of new task `self`, which takes over the context CloneThread or
+  // ForkAddressSpace made as `attach_handle` (in `as`; null for a fork) and then waits for
+  // Start(). Fails with EAGAIN when the host refuses the thread or the context: the handle
+  // is then discarded and nothing of the task ran. Called before the task is registered.
+  static Result<void> Launch(std::shared_ptr<Task> self, int attach_handle,
+                             std::shared_ptr<platform::AddressSpace> as);
+  // Lets a launched task run, once registered; with `abandon`, ends it without running.
+  void Start(bool abandon = false);
 
   std::string comm() {
     absl::MutexLock l(&comm_mu_);
@@ -273,6 +280,10 @@ class Task final : public Blocker {
   void RetireContextCpu();
   // Records the calling host thread as the one that runs this task.
   void BindHostThread();
+  // Has ctx_'s host side, if it is killed on the host, kill this task's process as a
+  // SIGKILL would (even while the task is blocked in the kernel). Called by the task's own
+  // thread whenever ctx_ changes.
+  void WatchHostDeath();
 
  private:
   friend class Kernel;
@@ -282,6 +293,15 @@ class Task final : public Blocker {
   void HandleFault(const abi::SigInfo& info);
   void Exit();
   void ExitRobustList();
+
+  // Between Launch and Start: the new thread's report and the go-ahead.
+  struct LaunchState {
+    absl::Notification attached;
+    bool ok = false;  // written before `attached`
+    absl::Notification go;
+    bool abandon = false;  // written before `go`
+  };
+  std::shared_ptr<LaunchState> launch_;
 
   Kernel& k_;
   int tid_;  // changes once, when a non-leader thread execs and takes the group's PID
@@ -301,11 +321,17 @@ class Kernel {
     std::vector<std::string> envp;
     std::vector<vfs::FileRef> stdio;  // fds 0, 1, 2
     std::string cwd = "/";
+    // init's RLIMIT_NOFILE: the caller's, from before the Sentry raised its own.
+    abi::Rlimit nofile{1024, 4096};
   };
   // Starts init (PID 1), waits until every task has exited, returns init's wait status.
   absl::StatusOr<int> Run(StartOptions opts);
 
   platform::Platform& platform() { return *platform_; }
+  // The most guest tasks there may be at once: clone and fork fail with EAGAIN past it.
+  // Defaults to DefaultTaskLimit (host_limits.h).
+  int64_t max_tasks() const { return max_tasks_; }
+  void set_max_tasks(int64_t n) { max_tasks_ = n; }
   // The syscall dispatcher (syscalls/), installed by the front end: it returns the value for
   // rax, or a negative errno (restart codes included).
   using DispatchFn = int64_t (*)(Task&);
@@ -365,6 +391,7 @@ class Kernel {
   std::unique_ptr<vfs::Vfs> vfs_;
   std::unique_ptr<class FutexTable> futexes_;
   DispatchFn dispatch_ = nullptr;
+  int64_t max_tasks_;  // set before init starts
 
   absl::Mutex mu_;
   int next_pid_ ABSL_GUARDED_BY(mu_) = 1;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <thread>
 
+#include "sentry/base/host_thread.h"
 #include "sentry/base/logging.h"
 #include "sentry/kernel/kernel.h"
 
@@ -149,29 +150,69 @@ Result<std::vector<std::string>> Task::CopyInStringArray(GuestAddr addr) {
   return out;
 }
 
-void Task::Start(int attach_handle, std::shared_ptr<platform::AddressSpace> as) {
-  k_.TaskThreadStarted();
-  std::thread([this, attach_handle, as = std::move(as)]() mutable {
-    BindHostThread();
-    if (attach_handle >= 0) {
-      bool fork = as == nullptr;
-      auto ctx = k_.platform().Attach(attach_handle, std::move(as));
-      if (!ctx.ok()) {
-        log::Sentry().error("task {}: cannot attach its stub: {}", tid_,
-                            ctx.status().ToString());
-        SetExiting(SignalStatus(SIGKILL, false));
-      } else {
-        ctx_ = std::move(*ctx);
-        AdoptContextCpu();
-        if (fork) mm_->set_address_space(ctx_->address_space());
-        // The new stub's FP state is the host's default; the guest's is its parent's.
-        if (!start_fp_.empty()) (void)ctx_->SetFpState(start_fp_);
-        start_fp_.clear();
-        if (child_settid_) (void)CopyOut<int32_t>(GuestAddr(child_settid_), tid_);
-      }
+Result<void> Task::Launch(std::shared_ptr<Task> self, int attach_handle,
+                          std::shared_ptr<platform::AddressSpace> as) {
+  Task* t = self.get();
+  Kernel& k = t->k_;
+  auto launch = std::make_shared<LaunchState>();
+  t->launch_ = launch;
+  k.TaskThreadStarted();
+  bool started = StartHostThread([self = std::move(self), attach_handle, as = std::move(as),
+                                  launch]() mutable {
+    Task* t = self.get();
+    t->BindHostThread();
+    bool fork = as == nullptr;
+    auto ctx = t->k_.platform().Attach(attach_handle, std::move(as));
+    if (!ctx.ok()) {
+      log::Sentry().debug("task {}: cannot attach its stub: {}", t->tid_, ctx.status().ToString());
+      t->k_.platform().Discard(attach_handle);
+      Kernel& k = t->k_;
+      self.reset();
+      launch->attached.Notify();  // ok == false: the parent drops the task
+      k.TaskThreadDone();
+      return;
     }
-    Run();
-  }).detach();
+    t->ctx_ = std::move(*ctx);
+    launch->ok = true;
+    launch->attached.Notify();
+    launch->go.WaitForNotification();
+    if (launch->abandon) {
+      Kernel& k = t->k_;
+      t->ctx_.reset();
+      self.reset();
+      k.TaskThreadDone();
+      return;
+    }
+    t->WatchHostDeath();
+    t->AdoptContextCpu();
+    if (fork) t->mm_->set_address_space(t->ctx_->address_space());
+    // The new stub's FP state is the host's default; the guest's is its parent's.
+    if (!t->start_fp_.empty()) (void)t->ctx_->SetFpState(t->start_fp_);
+    t->start_fp_.clear();
+    if (t->child_settid_) (void)t->CopyOut<int32_t>(GuestAddr(t->child_settid_), t->tid_);
+    // From here the kernel's table keeps the task alive (Run takes its own reference).
+    self.reset();
+    t->Run();
+  });
+  if (!started) {
+    log::Sentry().debug("task {}: the host refuses a thread", t->tid_);
+    k.platform().Discard(attach_handle);
+    k.TaskThreadDone();
+    t->launch_.reset();
+    return Errno(EAGAIN);
+  }
+  launch->attached.WaitForNotification();
+  if (!launch->ok) {
+    t->launch_.reset();
+    return Errno(EAGAIN);
+  }
+  return Ok();
+}
+
+void Task::Start(bool abandon) {
+  std::shared_ptr<LaunchState> launch = std::move(launch_);
+  launch->abandon = abandon;
+  launch->go.Notify();
 }
 
 namespace {
@@ -216,6 +257,15 @@ void Task::Run() {
   Exit();
   self.reset();
   k_.TaskThreadDone();
+}
+
+void Task::WatchHostDeath() {
+  // Runs on a platform thread; ctx_ (and with it this callback) is destroyed without
+  // Kernel::mu_ held (Exit, execve), as OnHostDeath requires.
+  ctx_->OnHostDeath([this] {
+    absl::MutexLock l(&k_.mu());
+    k_.GroupExit(*tg_, SignalStatus(SIGKILL, false));
+  });
 }
 
 void Task::HandleSyscall() {

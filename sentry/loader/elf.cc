@@ -64,7 +64,8 @@ std::string MapName(kernel::Task& t, const vfs::FileRef& f) {
 Result<bool> MapSegmentFromFile(platform::Context& ctx, mm::MemoryManager& mm,
                                 const vfs::FileRef& f, const Elf64_Phdr& p, uint64_t bias,
                                 const std::string& name) {
-  int host_fd = f->HostFd();
+  vfs::FileDescription::HostFdHold host = f->HoldHostFd();
+  int host_fd = host.fd;
   if (host_fd < 0 || p.p_filesz == 0) return false;
   if ((p.p_vaddr & (kPageSize - 1)) != (p.p_offset & (kPageSize - 1))) return Errno(ENOEXEC);
   int prot = ProtOf(p.p_flags);

@@ -207,6 +207,7 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
   t.RetireContextCpu();
   if (t.ctx_) t.ctx_->Kill();
   t.ctx_ = std::move(ctx);
+  t.WatchHostDeath();
   t.AdoptContextCpu();
   t.mm_ = mm;
   t.fds().CloseOnExec();

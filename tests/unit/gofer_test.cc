@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <linux/fs.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -558,6 +560,40 @@ TEST(GoferProtocolTest, MalformedRequestsAreRefused) {
   int status = 0;
   ASSERT_EQ(waitpid(proc->pid, &status, 0), proc->pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// A donated fd the receiver has no room for (MSG_CTRUNC, nothing received) leaves the message
+// whole: the reply is good, only its fd is lost (kFdLost), unlike a truncated message.
+TEST(GoferProtocolTest, FdLostToEmfileIsNotAProtocolError) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+  int donated = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(donated, 0);
+  ASSERT_EQ(SendMessage(sv[0], "reply", donated), 0);
+  ASSERT_EQ(SendMessage(sv[0], "again", donated), 0);
+  struct rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit low = {static_cast<rlim_t>(std::max({sv[0], sv[1], donated}) + 8), old.rlim_max};
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> fillers;
+  for (int fd; (fd = fcntl(donated, F_DUPFD_CLOEXEC, 0)) >= 0;) fillers.push_back(fd);
+  char buf[64];
+  size_t len = 0;
+  int fd = -1;
+  int err = RecvMessage(sv[1], buf, sizeof(buf), &len, &fd);
+  for (int f : fillers) close(f);
+  setrlimit(RLIMIT_NOFILE, &old);
+  EXPECT_EQ(err, 0);
+  EXPECT_EQ(fd, kFdLost);
+  EXPECT_EQ(std::string(buf, len), "reply");
+  // With room again, the next one arrives with its fd.
+  ASSERT_EQ(RecvMessage(sv[1], buf, sizeof(buf), &len, &fd), 0);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(std::string(buf, len), "again");
+  if (fd >= 0) close(fd);
+  close(donated);
+  close(sv[0]);
+  close(sv[1]);
 }
 
 TEST(GoferProtocolTest, ReaderRejectsShortInput) {
