@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gofer/submounts.h"
 
 namespace sentry::shim {
 
@@ -23,6 +24,8 @@ struct SandboxOptions {
   };
   std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
   std::string cwd;          // initial working directory (default: the workspace, or /)
+  // Which host mounts below the root and the binds the gofer serves (gofer/submounts.h).
+  gofer::Submounts submounts = gofer::Submounts::kAuto;
 };
 
 // Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.

@@ -1,4 +1,5 @@
-// sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... -- PROGRAM ARGS...
+// sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... [--submounts=auto|none]
+//            -- PROGRAM ARGS...
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -11,11 +12,15 @@ void Usage(FILE* out) {
   fprintf(out,
           "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
           "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
-          "                  [--cwd DIR] -- PROGRAM [ARGS...]\n"
+          "                  [--cwd DIR] [--submounts=auto|none] -- PROGRAM [ARGS...]\n"
           "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
           "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
           "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
-          "path and starts there.\n");
+          "path and starts there. Files the guest creates there belong to the caller and never\n"
+          "carry set-user-ID or set-group-ID bits.\n"
+          "A host mount below the root or a bind is served if it is a disk or network file\n"
+          "system (--submounts=auto, the default) and otherwise (/proc, /sys, /dev, tmpfs, ...,\n"
+          "or every one with --submounts=none) shows as an empty read-only directory.\n");
 }
 
 }  // namespace
@@ -73,6 +78,13 @@ int main(int argc, char** argv) {
       opts.cwd = b->host;
     } else if (const char* v = value("--cwd")) {
       opts.cwd = v;
+    } else if (const char* v = value("--submounts")) {
+      auto sm = sentry::gofer::ParseSubmounts(v);
+      if (!sm) {
+        fprintf(stderr, "sentry-run: --submounts must be auto or none, got \"%s\"\n", v);
+        return 2;
+      }
+      opts.submounts = *sm;
     } else if (a.rfind("-", 0) == 0) {
       fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
       return 2;
