@@ -327,6 +327,13 @@ Result<size_t> HostFileDescription::PWrite(Blocker&, std::span<const uint8_t> sr
 Result<void> HostFileDescription::Stat(struct stat* st) {
   if (fstat(fd_, st) != 0) return Errno(errno);
   st->st_dev = ino_->dev();
+  // Opened through another file system's inode (the overlay root's): the identity a stat of
+  // the path reports, or cp and install take the file for replaced while they copy it.
+  if (inode() && inode().get() != ino_.get()) {
+    struct stat outer = SENTRY_TRY(inode()->Stat());
+    st->st_dev = outer.st_dev;
+    st->st_ino = outer.st_ino;
+  }
   return Ok();
 }
 
