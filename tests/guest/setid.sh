@@ -6,13 +6,14 @@
 #
 # USER is root or nobody (sentry-run then runs under setpriv; skipped with exit 77 if it
 # cannot run unprivileged at all). The host puts a set-user-ID file of USER's in the
-# workspace. The guest copies /bin/cat there and chowns it to 0:0 (fails, as it should, for
-# nobody) and chmods it 4755, 2755 and 6755 (chmod and perl's fchmod), creates files with
-# mode 06755 through open(O_CREAT), mkfifo and install, makes a directory and chmods it 6755,
-# appends to the host's set-user-ID file, and (as root) creates a file as guest uid 1234 and
-# chowns one to 1234:1234. On the host afterwards: no file but a directory has
-# S_ISUID or S_ISGID, no directory has S_ISUID, no file has a file capability, everything the
-# guest made belongs to USER, and the chmods still reached the host (mode 0755).
+# workspace. The guest copies /bin/cat there (cp, cat), chowns copies to 0:0 (fails, as it
+# should, for nobody) and chmods them 4755, 2755 and 6755 (chmod and perl's fchmod), creates
+# files with mode 06755 through open(O_CREAT), mkfifo and install, makes a directory and
+# chmods it 6755, appends to the host's set-user-ID file, and (as root) creates a file as
+# guest uid 1234 and chowns one to 1234:1234. On the host afterwards: no file but a directory
+# has S_ISUID or S_ISGID, no directory has S_ISUID, no file has a file capability, everything
+# the guest made belongs to USER, and the chmods still reached the host (mode 0755). The
+# guest must also see the copy's full size right after cp.
 # Exits 0 iff everything held.
 set -u
 
@@ -34,13 +35,14 @@ out=$run_base/out
 
 script='
 umask 022
-cat /bin/cat >c_uid && chown 0:0 c_uid; chmod 4755 c_uid
+cp /bin/cat c_uid && chown 0:0 c_uid; chmod 4755 c_uid
+[ "$(stat -c %s c_uid)" = "$(stat -c %s /bin/cat)" ] || echo "stale size after cp"
 cat /bin/cat >c_gid && chown 0:0 c_gid; chmod 2755 c_gid
 cat /bin/cat >c_both && chmod 6755 c_both
 cat /bin/cat >c_fchmod && perl -e "open(F, q(<), q(c_fchmod)) or die; chmod(06755, *F) or die qq(fchmod: \$!)"
 perl -e "umask 0; sysopen(F, q(o_creat), 0101, 06755) or die qq(open: \$!)"
 perl -e "use POSIX; umask 0; POSIX::mkfifo(q(fifo), 06755) or die qq(mkfifo: \$!)"
-install -m 6755 /dev/null c_install
+install -m 6755 /bin/cat c_install
 mkdir d && chmod 6755 d && cat /bin/cat >d/in_dir && chmod 4755 d/in_dir
 echo guest >>host_suid
 if [ "$(id -u)" = 0 ]; then
@@ -63,6 +65,7 @@ check() {
   fi
 }
 check '[ "$status" -eq 0 ] && grep -qx guest-done "$out"' "guest exit status $status"
+check '! grep -q "stale size" "$out"' "the guest saw a stale size after cp"
 expected="c_uid c_gid c_both c_fchmod o_creat fifo c_install d d/in_dir host_suid"
 [ "$user" = root ] && expected="$expected open/as_1234 c_chown"
 for f in $expected; do
