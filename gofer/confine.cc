@@ -54,8 +54,7 @@ bool EnterEmptyRoot(ConfineResult& r) {
 
 // Keeps only the capabilities that serve files for a Sentry whose guest may be root.
 void DropCapabilities(ConfineResult& r, bool keep_chown) {
-  uint64_t keep =
-      (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_FOWNER);
+  uint64_t keep = (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_FOWNER);
   if (keep_chown) keep |= 1ull << CAP_CHOWN;
   for (int cap = 0; cap <= 63; cap++) {
     if (keep & (1ull << cap)) continue;

@@ -39,8 +39,7 @@ std::vector<std::string> GoferArgs(const std::string& binary, int sock,
   }
   for (const auto& m : mounts) {
     // Always the options: the gofer strips them once, so any host path survives.
-    args.push_back(absl::StrCat("--attach=", m.name, "=", m.host_path,
-                                m.read_only ? ":ro" : ":rw",
+    args.push_back(absl::StrCat("--attach=", m.name, "=", m.host_path, m.read_only ? ":ro" : ":rw",
                                 ",submounts=", SubmountsName(m.submounts)));
   }
   return args;

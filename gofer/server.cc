@@ -19,8 +19,7 @@ namespace sentry::gofer {
 
 Server::Server(std::vector<AttachPoint> attaches, ServerOptions opts)
     : attaches_(std::move(attaches)), opts_(opts) {
-  chown_to_owner_ =
-      opts_.owner && (opts_.owner->uid != geteuid() || opts_.owner->gid != getegid());
+  chown_to_owner_ = opts_.owner && (opts_.owner->uid != geteuid() || opts_.owner->gid != getegid());
 }
 
 bool Server::HandleRequest(Reader& in, Writer& reply, int* reply_fd) {

@@ -161,8 +161,7 @@ Result<struct stat> Server::StatOf(const HandleEntry& e) {
 Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer& out) {
   HandleEntry* d = SENTRY_TRY(LookupDir(dir));
   if (d->sealed) return Errno(ENOENT);
-  HostStat child =
-      SENTRY_TRY(StatAt(d->fd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT));
+  HostStat child = SENTRY_TRY(StatAt(d->fd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT));
   struct stat st = child.st;
   bool sealed = OnOtherMount(*d, child) && !MayEnterAt(*d, name.c_str());
   if (sealed && !S_ISDIR(st.st_mode)) return Errno(EACCES);  // a file mounted over a file

@@ -9,18 +9,19 @@
 namespace {
 
 void Usage(FILE* out) {
-  fprintf(out,
-          "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
-          "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
-          "                  [--cwd DIR] [--submounts=auto|none] -- PROGRAM [ARGS...]\n"
-          "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
-          "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
-          "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
-          "path and starts there. Files the guest creates there belong to the caller and never\n"
-          "carry set-user-ID or set-group-ID bits.\n"
-          "A host mount below the root or a bind is served if it is a disk or network file\n"
-          "system (--submounts=auto, the default) and otherwise (/proc, /sys, /dev, tmpfs, ...,\n"
-          "or every one with --submounts=none) shows as an empty read-only directory.\n");
+  fprintf(
+      out,
+      "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
+      "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
+      "                  [--cwd DIR] [--submounts=auto|none] -- PROGRAM [ARGS...]\n"
+      "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
+      "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
+      "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
+      "path and starts there. Files the guest creates there belong to the caller and never\n"
+      "carry set-user-ID or set-group-ID bits.\n"
+      "A host mount below the root or a bind is served if it is a disk or network file\n"
+      "system (--submounts=auto, the default) and otherwise (/proc, /sys, /dev, tmpfs, ...,\n"
+      "or every one with --submounts=none) shows as an empty read-only directory.\n");
 }
 
 }  // namespace
