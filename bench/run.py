@@ -141,12 +141,19 @@ def main():
     rows = []
     with workdir.WorkDir() as work:
         print(f"work directory: {work.path} on {work.fs}", file=sys.stderr)
+        if work.mounted:
+            for column in cols:
+                if isinstance(column, columns.SentryRun):
+                    column.binds.append(work.path)
         ctx = benchmarks.Context(programs=os.path.join(args.build_dir, "bench"), tmp=work.path,
                                  size=benchmarks.SIZES[size])
         for bench in benchmarks.all_benchmarks():
             if not wanted(bench.name, args.only):
                 continue
             rows.append(run_benchmark(bench, cols, ctx, args))
+    for column in cols:
+        if isinstance(column, columns.SentryRun):
+            column.binds.clear()  # the work directory is gone
     if wanted(MEMORY_ROW, args.only):
         rows.append(memory_row(cols, args))
 

@@ -53,9 +53,9 @@ bool EnterEmptyRoot(ConfineResult& r) {
 }
 
 // Keeps only the capabilities that serve files for a Sentry whose guest may be root.
-void DropCapabilities(ConfineResult& r) {
-  const uint64_t keep = (1ull << CAP_CHOWN) | (1ull << CAP_DAC_OVERRIDE) |
-                        (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_FOWNER) | (1ull << CAP_FSETID);
+void DropCapabilities(ConfineResult& r, bool keep_chown) {
+  uint64_t keep = (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_FOWNER);
+  if (keep_chown) keep |= 1ull << CAP_CHOWN;
   for (int cap = 0; cap <= 63; cap++) {
     if (keep & (1ull << cap)) continue;
     // EINVAL: the kernel knows fewer capabilities than 64.
@@ -146,10 +146,10 @@ bool InstallSeccomp(int sock, ConfineResult& r) {
 
 }  // namespace
 
-ConfineResult Confine(int sock) {
+ConfineResult Confine(int sock, bool keep_chown) {
   ConfineResult r;
   EnterEmptyRoot(r);
-  DropCapabilities(r);
+  DropCapabilities(r, keep_chown);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     Fail(r, "PR_SET_NO_NEW_PRIVS");
   }

@@ -15,10 +15,13 @@ struct ConfineResult {
 };
 
 // Confines the calling process: a private mount namespace whose root is an empty read-only
-// tmpfs (pivot_root, or chroot if that fails), capabilities cut down to CHOWN, DAC_OVERRIDE,
-// DAC_READ_SEARCH, FOWNER and FSETID, PR_SET_NO_NEW_PRIVS, and a seccomp allowlist that kills
-// the process on any other system call. `sock` is the only fd sendmsg/recvmsg may use.
+// tmpfs (pivot_root, or chroot if that fails), capabilities cut down to DAC_OVERRIDE,
+// DAC_READ_SEARCH, FOWNER and, if `keep_chown`, CHOWN; PR_SET_NO_NEW_PRIVS; and a seccomp
+// allowlist that kills the process on any other system call. `sock` is the only fd
+// sendmsg/recvmsg may use. CAP_FSETID is never kept: without it the host kernel itself clears
+// set-ID bits when the gofer truncates or chowns a file, and never lets a chmod set S_ISGID
+// for a group the gofer is not in.
 // Preconditions: single-threaded; the cwd is not needed any more.
-ConfineResult Confine(int sock);
+ConfineResult Confine(int sock, bool keep_chown);
 
 }  // namespace sentry::gofer

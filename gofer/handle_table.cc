@@ -13,7 +13,8 @@ HandleTable::~HandleTable() {
   }
 }
 
-Handle HandleTable::AddDir(int fd, bool opath, const struct stat& st, size_t attach) {
+Handle HandleTable::AddDir(int fd, bool opath, const struct stat& st, uint64_t mnt_id,
+                           size_t attach) {
   Handle h = next_++;
   HandleEntry& e = entries_[h];
   e.is_dir = true;
@@ -22,6 +23,13 @@ Handle HandleTable::AddDir(int fd, bool opath, const struct stat& st, size_t att
   e.opath = opath;
   e.dev = st.st_dev;
   e.ino = st.st_ino;
+  e.mnt_id = mnt_id;
+  return h;
+}
+
+Handle HandleTable::AddSealedDir(const struct stat& st, size_t attach) {
+  Handle h = AddDir(-1, false, st, 0, attach);
+  entries_[h].sealed = std::make_unique<struct stat>(st);
   return h;
 }
 

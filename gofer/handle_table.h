@@ -7,12 +7,17 @@
 // file through *at() calls on the parent's fd that never follow a symlink. The table keeps
 // those names right when files are renamed or removed through the gofer.
 //
+// A directory that is a host mount the gofer does not enter (submounts.h) is *sealed*: its
+// handle owns no fd at all, only the attributes it shows (an empty read-only directory).
+//
 // Single-threaded: the gofer serves one request at a time.
 #pragma once
 
 #include <sys/stat.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,10 +31,13 @@ struct HandleEntry {
   size_t attach = 0;  // index of the attach point this file lives under
 
   // Directories only.
-  int fd = -1;
+  int fd = -1;         // -1 if sealed
   bool opath = false;  // fd is O_PATH: no getdents/fchmod/f*xattr through it
   dev_t dev = 0;       // identity, to find the handles named in it
   ino_t ino = 0;
+  uint64_t mnt_id = 0;  // the host mount it is on (statx STATX_MNT_ID), 0 if unknown
+  // Set iff sealed: what Stat shows. Every other op sees an empty read-only directory.
+  std::unique_ptr<struct stat> sealed;
 
   // Everything else. `name` is empty once the name was removed or replaced by another file.
   Handle parent = 0;  // holds a reference on the parent entry
@@ -47,8 +55,10 @@ class HandleTable {
   HandleTable(const HandleTable&) = delete;
   HandleTable& operator=(const HandleTable&) = delete;
 
-  // Adds a directory handle that owns `fd`; `st` is fstat(fd).
-  Handle AddDir(int fd, bool opath, const struct stat& st, size_t attach);
+  // Adds a directory handle that owns `fd`; `st` is fstat(fd), `mnt_id` its mount's id.
+  Handle AddDir(int fd, bool opath, const struct stat& st, uint64_t mnt_id, size_t attach);
+  // Adds a sealed directory handle (no fd) that shows `st`.
+  Handle AddSealedDir(const struct stat& st, size_t attach);
   // Adds a handle for `name` in directory handle `parent` (which must be live).
   Handle AddFile(Handle parent, std::string name);
 

@@ -31,12 +31,16 @@ absl::Status CheckMounts(const std::vector<GoferMount>& mounts) {
 }
 
 std::vector<std::string> GoferArgs(const std::string& binary, int sock,
-                                   const std::vector<GoferMount>& mounts) {
+                                   const std::vector<GoferMount>& mounts,
+                                   const GoferOptions& options) {
   std::vector<std::string> args = {binary, "gofer", absl::StrCat("--sock-fd=", sock)};
+  if (options.owner) {
+    args.push_back(absl::StrCat("--owner=", options.owner->uid, ":", options.owner->gid));
+  }
   for (const auto& m : mounts) {
-    // Always a suffix: the gofer strips exactly one, so any host path survives.
-    args.push_back(
-        absl::StrCat("--attach=", m.name, "=", m.host_path, m.read_only ? ":ro" : ":rw"));
+    // Always the options: the gofer strips them once, so any host path survives.
+    args.push_back(absl::StrCat("--attach=", m.name, "=", m.host_path, m.read_only ? ":ro" : ":rw",
+                                ",submounts=", SubmountsName(m.submounts)));
   }
   return args;
 }
@@ -105,7 +109,8 @@ absl::Status AwaitHello(int sock, pid_t pid) {
 }  // namespace
 
 absl::StatusOr<GoferProcess> StartGofer(const std::string& sentry_binary,
-                                        const std::vector<GoferMount>& mounts) {
+                                        const std::vector<GoferMount>& mounts,
+                                        const GoferOptions& options) {
   SENTRY_RETURN_IF_ERROR(CheckMounts(mounts));
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -119,7 +124,7 @@ absl::StatusOr<GoferProcess> StartGofer(const std::string& sentry_binary,
     return s;
   }
   // Everything the child needs is allocated before fork.
-  std::vector<std::string> args = GoferArgs(sentry_binary, sv[1], mounts);
+  std::vector<std::string> args = GoferArgs(sentry_binary, sv[1], mounts, options);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

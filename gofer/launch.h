@@ -3,10 +3,12 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gofer/submounts.h"
 
 namespace sentry::gofer {
 
@@ -14,6 +16,17 @@ struct GoferMount {
   std::string name;       // what the Sentry passes to Client::Attach, e.g. "/" or "/work"
   std::string host_path;  // a host directory
   bool read_only = false;
+  Submounts submounts = Submounts::kAuto;  // which host mounts below host_path are served
+};
+
+struct GoferOptions {
+  // If set, the files the gofer creates belong to this uid and gid whatever the guest asks,
+  // and the guest's chowns do not reach the host (sentry-run: the invoking user).
+  struct Owner {
+    uint32_t uid;
+    uint32_t gid;
+  };
+  std::optional<Owner> owner;
 };
 
 struct GoferProcess {
@@ -29,6 +42,7 @@ struct GoferProcess {
 // With an empty `sentry_binary` the forked child runs the gofer itself without exec, which
 // saves loading the binary again; only a single-threaded caller may do that.
 absl::StatusOr<GoferProcess> StartGofer(const std::string& sentry_binary,
-                                        const std::vector<GoferMount>& mounts);
+                                        const std::vector<GoferMount>& mounts,
+                                        const GoferOptions& options = {});
 
 }  // namespace sentry::gofer

@@ -17,6 +17,11 @@
 
 namespace sentry::gofer {
 
+Server::Server(std::vector<AttachPoint> attaches, ServerOptions opts)
+    : attaches_(std::move(attaches)), opts_(opts) {
+  chown_to_owner_ = opts_.owner && (opts_.owner->uid != geteuid() || opts_.owner->gid != getegid());
+}
+
 bool Server::HandleRequest(Reader& in, Writer& reply, int* reply_fd) {
   *reply_fd = -1;
   reply_fd_ = -1;
@@ -93,25 +98,57 @@ struct Options {
   struct Mount {
     std::string name, host_path;
     bool read_only = false;
+    Submounts submounts = Submounts::kAuto;
   };
   std::vector<Mount> mounts;
+  ServerOptions server;
 };
 
-// "NAME=HOSTPATH[:ro|:rw]". The suffix is stripped if present, so a launcher that always
-// writes one can pass any host path.
+// Parses the options after a host path: "ro" or "rw", then ",submounts=auto|none".
+bool ParseAttachOptions(const std::string& s, Options::Mount* m) {
+  size_t comma = s.find(',');
+  std::string mode = s.substr(0, comma);
+  if (mode != "ro" && mode != "rw") return false;
+  m->read_only = mode == "ro";
+  while (comma != std::string::npos) {
+    size_t next = s.find(',', comma + 1);
+    std::string opt = s.substr(comma + 1, next == std::string::npos ? next : next - comma - 1);
+    comma = next;
+    constexpr std::string_view kSubmounts = "submounts=";
+    if (opt.rfind(kSubmounts, 0) != 0) return false;
+    auto sm = ParseSubmounts(std::string_view(opt).substr(kSubmounts.size()));
+    if (!sm) return false;
+    m->submounts = *sm;
+  }
+  return true;
+}
+
+// "NAME=HOSTPATH[:ro|:rw[,submounts=auto|none]]". The options are stripped if present, so a
+// launcher that always writes them can pass any host path.
 bool ParseAttach(const std::string& arg, Options::Mount* m) {
   size_t eq = arg.find('=');
   if (eq == 0 || eq == std::string::npos) return false;
   m->name = arg.substr(0, eq);
   m->host_path = arg.substr(eq + 1);
-  auto ends_with = [&](const char* s) {
-    return m->host_path.size() > 3 && m->host_path.compare(m->host_path.size() - 3, 3, s) == 0;
-  };
-  if (ends_with(":ro") || ends_with(":rw")) {
-    m->read_only = ends_with(":ro");
-    m->host_path.resize(m->host_path.size() - 3);
+  size_t colon = m->host_path.rfind(':');
+  if (colon != std::string::npos && colon > 0 &&
+      ParseAttachOptions(m->host_path.substr(colon + 1), m)) {
+    m->host_path.resize(colon);
   }
   return !m->host_path.empty();
+}
+
+// "UID:GID", decimal.
+bool ParseOwner(const std::string& s, ServerOptions* opts) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long uid = strtoul(s.c_str(), &end, 10);
+  if (end == s.c_str() || *end != ':' || errno != 0 || uid >= UINT32_MAX) return false;
+  const char* g = end + 1;
+  unsigned long gid = strtoul(g, &end, 10);
+  if (end == g || *end != '\0' || errno != 0 || gid >= UINT32_MAX) return false;
+  opts->owner = ServerOptions::Owner{static_cast<uid_t>(uid), static_cast<gid_t>(gid)};
+  return true;
 }
 
 bool ParseArgs(int argc, char** argv, Options* opts) {
@@ -126,6 +163,8 @@ bool ParseArgs(int argc, char** argv, Options* opts) {
       Options::Mount m;
       if (!ParseAttach(a.substr(9), &m)) return false;
       opts->mounts.push_back(std::move(m));
+    } else if (a.rfind("--owner=", 0) == 0) {
+      if (!ParseOwner(a.substr(8), &opts->server)) return false;
     } else {
       return false;
     }
@@ -154,7 +193,7 @@ bool OpenAttaches(const Options& opts, std::vector<AttachPoint>* out) {
       Log().error("cannot open attach root {}: {}", m.host_path, strerror(errno));
       return false;
     }
-    out->push_back(AttachPoint{m.name, fd, m.read_only});
+    out->push_back(AttachPoint{m.name, fd, m.read_only, m.submounts});
   }
   return true;
 }
@@ -193,7 +232,9 @@ int Serve(int sock, Server& server) {
 int GoferMain(int argc, char** argv) {
   Options opts;
   if (!ParseArgs(argc, argv, &opts)) {
-    fprintf(stderr, "usage: sentry gofer --sock-fd=N --attach=NAME=HOSTPATH[:ro|:rw] ...\n");
+    fprintf(stderr,
+            "usage: sentry gofer --sock-fd=N [--owner=UID:GID] "
+            "--attach=NAME=HOSTPATH[:ro|:rw[,submounts=auto|none]] ...\n");
     return 2;
   }
   struct stat st;
@@ -208,10 +249,10 @@ int GoferMain(int argc, char** argv) {
   RaiseFdLimit();
   std::vector<AttachPoint> attaches;
   if (!OpenAttaches(opts, &attaches)) return 1;
-  for (const auto& failure : Confine(opts.sock).failures) {
+  Server server(std::move(attaches), opts.server);
+  for (const auto& failure : Confine(opts.sock, server.needs_chown()).failures) {
     Log().warn("confinement step failed, serving anyway: {}", failure);
   }
-  Server server(std::move(attaches));
   if (SendMessage(opts.sock, Writer().I32(0).Bytes(kHello).Take()) != 0) return 1;
   return Serve(opts.sock, server);
 }

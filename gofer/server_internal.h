@@ -7,17 +7,24 @@
 //  - a host file is reached only by *at() calls relative to a directory fd the table holds,
 //    with O_NOFOLLOW / AT_SYMLINK_NOFOLLOW / AT_EMPTY_PATH, so no symlink is ever followed
 //    and no path can leave an attach root;
+//  - a directory that is another host mount is entered only if the attach point's submount
+//    policy allows it (submounts.h); otherwise its handle is sealed (no fd, empty, read-only);
 //  - operations that modify anything under a read-only attach fail with EROFS;
-//  - device nodes are never opened or created.
+//  - device nodes are never opened or created;
+//  - no file the gofer creates or changes gets S_ISUID or S_ISGID (a directory may keep
+//    S_ISGID: it only passes the directory's group on), and opening a set-ID file for writing
+//    clears its set-ID bits first, so a guest cannot plant a set-ID program on the host.
 #pragma once
 
 #include <sys/stat.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gofer/handle_table.h"
 #include "gofer/protocol.h"
+#include "gofer/submounts.h"
 #include "sentry/base/errno.h"
 
 namespace sentry::gofer {
@@ -26,7 +33,40 @@ struct AttachPoint {
   std::string name;  // as the client names it in kAttach
   int fd = -1;       // O_RDONLY|O_DIRECTORY fd of the host directory, opened before confinement
   bool read_only = false;
+  Submounts submounts = Submounts::kAuto;
 };
+
+struct ServerOptions {
+  // If set, every file the gofer creates belongs to this user and group (the gofer's own
+  // ids, or a chown to them), whatever ids the client asks for, and the client's chown
+  // requests change nothing on the host. sentry-run sets it to the invoking user.
+  struct Owner {
+    uid_t uid;
+    gid_t gid;
+  };
+  std::optional<Owner> owner;
+};
+
+// A host file's attributes and the id of the mount it is on (0 if the kernel does not say).
+struct HostStat {
+  struct stat st;
+  uint64_t mnt_id;
+};
+
+// statx(dirfd, name, flags) as a struct stat plus the mount id.
+Result<HostStat> StatAt(int dirfd, const char* name, int flags);
+
+// The permission bits the gofer gives a host file when a client asks for `mode`: never
+// S_ISUID, and S_ISGID only on a directory.
+inline mode_t HostMode(bool is_dir, uint32_t mode) {
+  mode_t m = mode & 07777 & ~S_ISUID;
+  return is_dir ? m : m & ~S_ISGID;
+}
+
+// Before a file is written or truncated through `fd`: clears its set-user-ID bit, and its
+// set-group-ID bit if group-executable, as Linux does on a write by a process without
+// CAP_FSETID. `st` is fstat(fd).
+Result<void> ClearSetId(int fd, const struct stat& st);
 
 // How to reach a handle's file with an *at() call: (dirfd, name, AT_SYMLINK_NOFOLLOW) for a
 // non-directory, (fd, "", AT_EMPTY_PATH) for a directory.
@@ -38,12 +78,16 @@ struct AtTarget {
 
 class Server {
  public:
-  explicit Server(std::vector<AttachPoint> attaches) : attaches_(std::move(attaches)) {}
+  explicit Server(std::vector<AttachPoint> attaches, ServerOptions opts = {});
 
   // Handles one request. Returns false if it has no reply (kClose). Otherwise fills `reply`
   // (errno first) and sets `*reply_fd` to an fd to donate, which the caller closes after
   // sending, or -1.
   bool HandleRequest(Reader& in, Writer& reply, int* reply_fd);
+
+  // Whether serving needs CAP_CHOWN: to give new files the client's ids, or a fixed owner
+  // other than the gofer's own ids.
+  bool needs_chown() const { return !opts_.owner || chown_to_owner_; }
 
  private:
   Result<void> Dispatch(Op op, Reader& in, Writer& out);
@@ -81,6 +125,16 @@ class Server {
   // Walks `name` in `dir`: adds a handle for it and writes "h, st" to `out`.
   // Returns the child's attributes.
   Result<struct stat> AddChild(Handle dir, const std::string& name, Writer& out);
+  // Whether the gofer may serve a file system found mounted under attach point `attach`;
+  // `fd` is a file on it (O_PATH is enough).
+  bool MayEnter(size_t attach, int fd) const;
+  // MayEnter for `name` in directory `dir`, opened without triggering an automount.
+  bool MayEnterAt(const HandleEntry& dir, const char* name) const;
+  // EACCES if `fd`, just opened as the non-directory `e`, lies on a mount under its directory
+  // that the gofer does not serve (mounted there after the walk). `st` is fstat(fd).
+  Result<void> CheckOpenedMount(const HandleEntry& e, int fd, const struct stat& st);
+  // Gives a file the gofer just made its owner (ServerOptions::owner, or uid:gid).
+  Result<void> ChownNew(int dirfd, const char* name, uint32_t uid, uint32_t gid);
   // An fd for f*xattr calls on `e`: the directory fd, or a fresh O_RDONLY fd of a regular
   // file (`*owned` set). EOPNOTSUPP for other file types.
   Result<int> XattrFd(const HandleEntry& e, bool* owned);
@@ -92,6 +146,9 @@ class Server {
   }
 
   std::vector<AttachPoint> attaches_;
+  const ServerOptions opts_;
+  // opts_.owner is set and the gofer's effective ids differ from it: new files need a chown.
+  bool chown_to_owner_ = false;
   HandleTable table_;
   int reply_fd_ = -1;  // set by Open and Create
   std::vector<char> scratch_;

@@ -2,10 +2,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstring>
 
 #include "gofer/server_internal.h"
@@ -31,16 +34,86 @@ bool IsDevice(mode_t mode) { return S_ISCHR(mode) || S_ISBLK(mode); }
 
 // Checks what openat actually opened (the host may have swapped the file since it was
 // stat'ed) and, unless it is a FIFO, takes the O_NONBLOCK off that the open needed.
-Result<void> CheckOpened(int fd, int flags) {
+// Returns the opened file's attributes.
+Result<struct stat> CheckOpened(int fd, int flags) {
   struct stat st;
   if (fstat(fd, &st) != 0) return Errno(errno);
   if (IsDevice(st.st_mode)) return Errno(EPERM);
   if (S_ISDIR(st.st_mode)) return Errno(EISDIR);
   if (!S_ISFIFO(st.st_mode) && fcntl(fd, F_SETFL, flags) != 0) return Errno(errno);
-  return Ok();
+  return st;
+}
+
+// Whether `child` lies on another host mount than the directory `dir` it was found in.
+// Without mount ids (Linux < 5.8), a different device says so; that also takes a btrfs
+// subvolume for a mount.
+bool OnOtherMount(const HandleEntry& dir, const HostStat& child) {
+  if (dir.mnt_id != 0 && child.mnt_id != 0) return dir.mnt_id != child.mnt_id;
+  return dir.dev != child.st.st_dev;
+}
+
+bool SameMount(const HostStat& a, const HostStat& b) {
+  if (a.mnt_id != 0 && b.mnt_id != 0) return a.mnt_id == b.mnt_id;
+  return a.st.st_dev == b.st.st_dev;
+}
+
+// What a sealed mount point shows: an empty directory nobody may write, with the identity
+// and times of the mount's root.
+struct stat SealedStat(struct stat st) {
+  st.st_mode = S_IFDIR | 0555;
+  st.st_nlink = 2;
+  st.st_size = 0;
+  st.st_blocks = 0;
+  return st;
 }
 
 }  // namespace
+
+Result<HostStat> StatAt(int dirfd, const char* name, int flags) {
+  struct statx sx;
+  if (statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_MNT_ID, &sx) != 0) return Errno(errno);
+  HostStat h{};
+  struct stat& st = h.st;
+  st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+  st.st_ino = sx.stx_ino;
+  st.st_mode = sx.stx_mode;
+  st.st_nlink = sx.stx_nlink;
+  st.st_uid = sx.stx_uid;
+  st.st_gid = sx.stx_gid;
+  st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+  st.st_size = static_cast<off_t>(sx.stx_size);
+  st.st_blksize = sx.stx_blksize;
+  st.st_blocks = static_cast<blkcnt_t>(sx.stx_blocks);
+  st.st_atim = {sx.stx_atime.tv_sec, sx.stx_atime.tv_nsec};
+  st.st_mtim = {sx.stx_mtime.tv_sec, sx.stx_mtime.tv_nsec};
+  st.st_ctim = {sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec};
+  h.mnt_id = sx.stx_mask & STATX_MNT_ID ? sx.stx_mnt_id : 0;
+  return h;
+}
+
+bool Server::MayEnter(size_t attach, int fd) const {
+  if (attaches_[attach].submounts == Submounts::kNone) return false;
+  struct statfs sfs;
+  return fstatfs(fd, &sfs) == 0 && IsPersistentFs(sfs.f_type);
+}
+
+bool Server::MayEnterAt(const HandleEntry& dir, const char* name) const {
+  if (attaches_[dir.attach].submounts == Submounts::kNone) return false;
+  // O_PATH without O_DIRECTORY: an automount point is not mounted by this open.
+  int fd = openat(dir.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = MayEnter(dir.attach, fd);
+  close(fd);
+  return ok;
+}
+
+Result<void> Server::CheckOpenedMount(const HandleEntry& e, int fd, const struct stat& st) {
+  const HandleEntry& dir = table_.ParentOf(e);
+  if (st.st_dev == dir.dev) return Ok();  // the common case, without a system call
+  HostStat opened = SENTRY_TRY(StatAt(fd, "", AT_EMPTY_PATH));
+  if (OnOtherMount(dir, opened) && !MayEnter(dir.attach, fd)) return Errno(EACCES);
+  return Ok();
+}
 
 Result<void> CheckName(const std::string& name) {
   if (name.empty() || name == "." || name == ".." ||
@@ -63,36 +136,55 @@ Result<HandleEntry*> Server::LookupDir(Handle h) {
 }
 
 Result<void> Server::CheckWritable(const HandleEntry& e) const {
-  if (attaches_[e.attach].read_only) return Errno(EROFS);
+  if (attaches_[e.attach].read_only || e.sealed) return Errno(EROFS);
   return Ok();
 }
 
 Result<AtTarget> Server::Target(const HandleEntry& e) {
+  if (e.sealed) return Errno(EROFS);  // callers that only read handle sealed entries first
   if (e.is_dir) return AtTarget{e.fd, "", AT_EMPTY_PATH};
   if (e.name.empty()) return Errno(ENOENT);  // removed or replaced
   return AtTarget{table_.ParentOf(e).fd, e.name.c_str(), AT_SYMLINK_NOFOLLOW};
 }
 
 Result<struct stat> Server::StatOf(const HandleEntry& e) {
+  if (e.sealed) return *e.sealed;
   AtTarget at = SENTRY_TRY(Target(e));
   struct stat st;
   if (fstatat(at.dirfd, at.name, &st, at.flags) != 0) return Errno(errno);
   return st;
 }
 
+// A mount point is checked twice: by name before opening it (so that nothing inside is
+// opened and no automount is triggered), and on the opened fd (the host may have mounted
+// something there in between). Either check that fails seals the handle.
 Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer& out) {
   HandleEntry* d = SENTRY_TRY(LookupDir(dir));
-  struct stat st;
-  if (fstatat(d->fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Errno(errno);
+  if (d->sealed) return Errno(ENOENT);
+  HostStat child = SENTRY_TRY(StatAt(d->fd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT));
+  struct stat st = child.st;
+  bool sealed = OnOtherMount(*d, child) && !MayEnterAt(*d, name.c_str());
+  if (sealed && !S_ISDIR(st.st_mode)) return Errno(EACCES);  // a file mounted over a file
   Handle h;
-  if (S_ISDIR(st.st_mode)) {
+  if (sealed) {
+    st = SealedStat(st);
+    h = table_.AddSealedDir(st, d->attach);
+  } else if (S_ISDIR(st.st_mode)) {
     bool opath;
     int fd = SENTRY_TRY(OpenDir(d->fd, name.c_str(), &opath));
-    if (fstat(fd, &st) != 0) {
+    Result<HostStat> opened = StatAt(fd, "", AT_EMPTY_PATH);
+    if (!opened.ok()) {
       close(fd);
-      return Errno(errno);
+      return opened.error();
     }
-    h = table_.AddDir(fd, opath, st, d->attach);
+    st = opened->st;
+    if (!SameMount(child, *opened) && OnOtherMount(*d, *opened) && !MayEnter(d->attach, fd)) {
+      close(fd);
+      st = SealedStat(st);
+      h = table_.AddSealedDir(st, d->attach);
+    } else {
+      h = table_.AddDir(fd, opath, st, opened->mnt_id, d->attach);
+    }
   } else {
     h = table_.AddFile(dir, name);
   }
@@ -107,12 +199,14 @@ Result<void> Server::Attach(Reader& in, Writer& out) {
     if (attaches_[i].name != name) continue;
     bool opath;
     int fd = SENTRY_TRY(OpenDir(attaches_[i].fd, ".", &opath));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    Result<HostStat> root = StatAt(fd, "", AT_EMPTY_PATH);
+    if (!root.ok()) {
       close(fd);
-      return Errno(errno);
+      return root.error();
     }
-    out.U64(table_.AddDir(fd, opath, st, i)).Raw(st).U8(attaches_[i].read_only);
+    out.U64(table_.AddDir(fd, opath, root->st, root->mnt_id, i))
+        .Raw(root->st)
+        .U8(attaches_[i].read_only);
     return Ok();
   }
   return Errno(ENOENT);
@@ -172,12 +266,11 @@ Result<void> Server::Open(Reader& in, Writer& /*out*/) {
   // after fstatat. A FIFO keeps the flag (the Sentry may clear it); other files lose it.
   int fd = openat(at.dirfd, at.name, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return Errno(errno);
-  Result<void> opened = CheckOpened(fd, flags);
-  if (!opened.ok()) {
-    close(fd);
-    return opened.error();
-  }
-  reply_fd_ = fd;
+  reply_fd_ = fd;  // closed by HandleRequest if this fails
+  struct stat opened = SENTRY_TRY(CheckOpened(fd, flags));
+  SENTRY_TRY(CheckOpenedMount(*e, fd, opened));
+  // Whoever writes through the fd (the Sentry) may keep set-ID bits a write would clear.
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) SENTRY_TRY(ClearSetId(fd, opened));
   return Ok();
 }
 
@@ -199,6 +292,10 @@ Result<void> Server::ReadDir(Reader& in, Writer& out) {
   uint64_t offset = in.U64();
   SENTRY_TRY(EndOfArgs(in));
   HandleEntry* d = SENTRY_TRY(LookupDir(h));
+  if (d->sealed) {
+    out.U8(1).U64(offset).U32(0);
+    return Ok();
+  }
   // A fresh open file per page: its offset is ours alone and O_PATH handles work too.
   int fd = openat(d->fd, ".", kDirOpenFlags);
   if (fd < 0) return Errno(errno);
@@ -232,9 +329,18 @@ Result<void> Server::StatFs(Reader& in, Writer& out) {
   Handle h = in.U64();
   SENTRY_TRY(EndOfArgs(in));
   HandleEntry* e = SENTRY_TRY(Lookup(h));
+  struct statfs sfs;
+  if (e->sealed) {
+    // Nothing of the file system behind it: an empty, read-only one.
+    memset(&sfs, 0, sizeof(sfs));
+    sfs.f_bsize = sfs.f_frsize = 4096;
+    sfs.f_namelen = NAME_MAX;
+    sfs.f_flags = ST_RDONLY;
+    out.Raw(sfs);
+    return Ok();
+  }
   // A non-directory is assumed to live on its directory's file system.
   int fd = e->is_dir ? e->fd : table_.ParentOf(*e).fd;
-  struct statfs sfs;
   if (fstatfs(fd, &sfs) != 0) return Errno(errno);
   out.Raw(sfs);
   return Ok();
@@ -242,6 +348,7 @@ Result<void> Server::StatFs(Reader& in, Writer& out) {
 
 Result<int> Server::XattrFd(const HandleEntry& e, bool* owned) {
   *owned = false;
+  if (e.sealed) return Errno(EOPNOTSUPP);
   if (e.is_dir) {
     if (!e.opath) return e.fd;
     int fd = openat(e.fd, ".", kDirOpenFlags);

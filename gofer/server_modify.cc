@@ -17,15 +17,6 @@ namespace {
 // /proc; glibc 2.36 has no wrapper. The number is the same on every architecture.
 constexpr long kSysFchmodat2 = 452;
 
-// Sets the owner of a file the gofer just made. Without CAP_CHOWN the file keeps the
-// gofer's ids, which is the best an unprivileged gofer can do.
-Result<void> ChownNew(int dirfd, const char* name, uint32_t uid, uint32_t gid) {
-  if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) != 0 && errno != EPERM) {
-    return Errno(errno);
-  }
-  return Ok();
-}
-
 // chmod without following a symlink (EOPNOTSUPP on one, like Linux's lchmod).
 Result<void> ChmodAt(const AtTarget& at, const struct stat& st, mode_t mode) {
   if (syscall(kSysFchmodat2, at.dirfd, at.name, mode, at.flags) == 0) return Ok();
@@ -43,11 +34,16 @@ Result<void> Truncate(const AtTarget& at, const struct stat& st, uint64_t size) 
   if (!S_ISREG(st.st_mode)) return Errno(EINVAL);
   int fd = openat(at.dirfd, at.name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return Errno(errno);
-  int r = ftruncate(fd, static_cast<off_t>(size));
-  int err = errno;
+  struct stat opened;
+  Result<void> r = Ok();
+  if (fstat(fd, &opened) != 0) {
+    r = Errno(errno);
+  } else {
+    r = ClearSetId(fd, opened);
+  }
+  if (r.ok() && ftruncate(fd, static_cast<off_t>(size)) != 0) r = Errno(errno);
   close(fd);
-  if (r != 0) return Errno(err);
-  return Ok();
+  return r;
 }
 
 Result<void> SetTimes(const AtTarget& at, const SetAttrRequest& req) {
@@ -60,6 +56,28 @@ Result<void> SetTimes(const AtTarget& at, const SetAttrRequest& req) {
 
 }  // namespace
 
+Result<void> ClearSetId(int fd, const struct stat& st) {
+  mode_t kill = S_ISUID;
+  if (st.st_mode & S_IXGRP) kill |= S_ISGID;
+  if (!S_ISREG(st.st_mode) || (st.st_mode & kill) == 0) return Ok();
+  if (fchmod(fd, st.st_mode & 07777 & ~kill) != 0) return Errno(errno);
+  return Ok();
+}
+
+// Without CAP_CHOWN the file keeps the gofer's ids, which is the best an unprivileged gofer
+// can do.
+Result<void> Server::ChownNew(int dirfd, const char* name, uint32_t uid, uint32_t gid) {
+  if (opts_.owner) {
+    if (!chown_to_owner_) return Ok();  // the gofer runs as the owner: the file is theirs
+    uid = opts_.owner->uid;
+    gid = opts_.owner->gid;
+  }
+  if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) != 0 && errno != EPERM) {
+    return Errno(errno);
+  }
+  return Ok();
+}
+
 Result<void> Server::Create(Reader& in, Writer& out) {
   Handle dir = in.U64();
   std::string name = in.Str();
@@ -71,7 +89,7 @@ Result<void> Server::Create(Reader& in, Writer& out) {
   SENTRY_TRY(CheckWritable(*d));
   int oflags =
       (flags & (O_ACCMODE | O_APPEND)) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
-  int fd = openat(d->fd, name.c_str(), oflags, mode & 07777);
+  int fd = openat(d->fd, name.c_str(), oflags, HostMode(false, mode));
   if (fd < 0) return Errno(errno);
   struct stat st;
   Result<void> owned = ChownNew(d->fd, name.c_str(), uid, gid);
@@ -94,7 +112,7 @@ Result<void> Server::Mkdir(Reader& in, Writer& out) {
   HandleEntry* d = SENTRY_TRY(LookupDir(dir));
   SENTRY_TRY(CheckName(name));
   SENTRY_TRY(CheckWritable(*d));
-  if (mkdirat(d->fd, name.c_str(), mode & 07777) != 0) return Errno(errno);
+  if (mkdirat(d->fd, name.c_str(), HostMode(true, mode)) != 0) return Errno(errno);
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
   SENTRY_TRY(AddChild(dir, name, out));
   return Ok();
@@ -127,7 +145,7 @@ Result<void> Server::Mknod(Reader& in, Writer& out) {
   mode_t type = (mode & S_IFMT) == 0 ? S_IFREG : (mode & S_IFMT);
   if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) return Errno(EPERM);
   SENTRY_TRY(CheckWritable(*d));
-  if (mknodat(d->fd, name.c_str(), type | (mode & 07777), 0) != 0) return Errno(errno);
+  if (mknodat(d->fd, name.c_str(), type | HostMode(false, mode), 0) != 0) return Errno(errno);
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
   SENTRY_TRY(AddChild(dir, name, out));
   return Ok();
@@ -178,6 +196,7 @@ Result<void> Server::Rename(Reader& in, Writer& /*out*/) {
   if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return Errno(EINVAL);
   if (od->attach != nd->attach) return Errno(EXDEV);
   SENTRY_TRY(CheckWritable(*od));
+  SENTRY_TRY(CheckWritable(*nd));
   // Renaming a file onto another name of itself succeeds and changes nothing.
   struct stat a, b;
   bool same = fstatat(od->fd, old_name.c_str(), &a, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -201,12 +220,13 @@ Result<void> Server::SetAttr(Reader& in, Writer& out) {
   AtTarget at = SENTRY_TRY(Target(*e));
   struct stat st = SENTRY_TRY(StatOf(*e));
   // Owner first: chown clears set-id bits that a mode in the same request may set again.
-  if (req.mask & (kSetUid | kSetGid)) {
+  // With a fixed owner, a chown succeeds without changing the host file.
+  if ((req.mask & (kSetUid | kSetGid)) && !opts_.owner) {
     uid_t uid = req.mask & kSetUid ? req.uid : static_cast<uid_t>(-1);
     gid_t gid = req.mask & kSetGid ? req.gid : static_cast<gid_t>(-1);
     if (fchownat(at.dirfd, at.name, uid, gid, at.flags) != 0) return Errno(errno);
   }
-  if (req.mask & kSetMode) SENTRY_TRY(ChmodAt(at, st, req.mode & 07777));
+  if (req.mask & kSetMode) SENTRY_TRY(ChmodAt(at, st, HostMode(S_ISDIR(st.st_mode), req.mode)));
   if (req.mask & kSetSize) SENTRY_TRY(Truncate(at, st, req.size));
   // Times last: truncating moves mtime.
   if (req.mask & (kSetAtime | kSetMtime)) SENTRY_TRY(SetTimes(at, req));
@@ -222,6 +242,8 @@ Result<void> Server::SetXattr(Reader& in, Writer& /*out*/) {
   SENTRY_TRY(EndOfArgs(in));
   HandleEntry* e = SENTRY_TRY(Lookup(h));
   SENTRY_TRY(CheckWritable(*e));
+  // File capabilities are set-ID bits by another name. (The gofer also lacks CAP_SETFCAP.)
+  if (name == "security.capability") return Errno(EPERM);
   bool owned;
   Result<int> fd = XattrFd(*e, &owned);
   // Linux allows user.* attributes on regular files and directories only.

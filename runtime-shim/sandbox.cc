@@ -178,10 +178,15 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   auto platform = platform::NewPlatform(opts.platform);
   if (!platform.ok()) return platform.status();
 
-  std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, true}};
-  for (const auto& b : opts.binds) gmounts.push_back({b.guest, b.host, b.read_only});
+  std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, true, opts.submounts}};
+  for (const auto& b : opts.binds) {
+    gmounts.push_back({b.guest, b.host, b.read_only, opts.submounts});
+  }
+  // What the guest creates on a bind belongs to whoever ran sentry-run, not to a guest uid.
+  gofer::GoferOptions gopts;
+  gopts.owner = gofer::GoferOptions::Owner{getuid(), getgid()};
   // Forked without exec (nothing else runs yet, so the process is single-threaded).
-  auto gp = gofer::StartGofer("", gmounts);
+  auto gp = gofer::StartGofer("", gmounts, gopts);
   if (!gp.ok()) return gp.status();
   auto client = std::make_shared<gofer::Client>(gp->sock);
   pid_t gofer_pid = gp->pid;

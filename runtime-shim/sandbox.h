@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gofer/submounts.h"
 
 namespace sentry::shim {
 
@@ -29,6 +30,8 @@ struct SandboxOptions {
   // The most guest tasks (threads) at once, --pids; 0: derived from what the host gives
   // (kernel/host_limits.h).
   int64_t max_tasks = 0;
+  // Which host mounts below the root and the binds the gofer serves (gofer/submounts.h).
+  gofer::Submounts submounts = gofer::Submounts::kAuto;
 };
 
 // Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.

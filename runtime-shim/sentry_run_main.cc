@@ -1,4 +1,5 @@
-// sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... -- PROGRAM ARGS...
+// sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... [--submounts=auto|none]
+//            -- PROGRAM ARGS...
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,15 +15,21 @@ void Usage(FILE* out) {
       out,
       "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
-      "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] -- PROGRAM [ARGS...]\n"
+      "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
+      "                  -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
       "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
       "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
-      "path and starts there. --tmpfs-size bounds what the in-memory layer (writes to the\n"
-      "root, tmpfs mounts, /dev/shm, memfds) holds in all: bytes with a k/m/g/t suffix or a\n"
-      "percentage of RAM (default 50%%); beyond it writes fail with ENOSPC. --pids caps the\n"
-      "guest's tasks (threads) at N; by default the cap is derived from what the host gives\n"
-      "(pids cgroup, threads-max, RLIMIT_NPROC).\n");
+      "path and starts there. Files the guest creates there belong to the caller and never\n"
+      "carry set-user-ID or set-group-ID bits.\n"
+      "A host mount below the root or a bind is served if it is a disk or network file\n"
+      "system (--submounts=auto, the default) and otherwise (/proc, /sys, /dev, tmpfs, ...,\n"
+      "or every one with --submounts=none) shows as an empty read-only directory.\n"
+      "--tmpfs-size bounds what the in-memory layer (writes to the root, tmpfs mounts,\n"
+      "/dev/shm, memfds) holds in all: bytes with a k/m/g/t suffix or a percentage of RAM\n"
+      "(default 50%%); beyond it writes fail with ENOSPC. --pids caps the guest's tasks\n"
+      "(threads) at N; by default the cap is derived from what the host gives (pids cgroup,\n"
+      "threads-max, RLIMIT_NPROC).\n");
 }
 
 }  // namespace
@@ -95,6 +102,13 @@ int main(int argc, char** argv) {
         return 2;
       }
       opts.max_tasks = n;
+    } else if (const char* v = value("--submounts")) {
+      auto sm = sentry::gofer::ParseSubmounts(v);
+      if (!sm) {
+        fprintf(stderr, "sentry-run: --submounts must be auto or none, got \"%s\"\n", v);
+        return 2;
+      }
+      opts.submounts = *sm;
     } else if (a.rfind("-", 0) == 0) {
       fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
       return 2;

@@ -201,6 +201,22 @@ Result<DentryRef> Vfs::Child(const DentryRef& dir, const std::string& name, bool
   }
 }
 
+DentryRef Vfs::Created(const DentryRef& dir, const std::string& name, InodeRef ino,
+                       uint64_t generation) {
+  absl::MutexLock l(&mu_);
+  if (dir->deleted_ || dir->generation_ != generation) {
+    return std::make_shared<Dentry>(name, dir, std::move(ino));
+  }
+  auto& slot = dir->children_[name];
+  if (!slot || slot->inode() != ino) slot = std::make_shared<Dentry>(name, dir, std::move(ino));
+  return slot;
+}
+
+uint64_t Vfs::Generation(const DentryRef& dir) {
+  absl::MutexLock l(&mu_);
+  return dir->generation_;
+}
+
 void Vfs::Forget(const DentryRef& dir, const std::string& name) {
   absl::MutexLock l(&mu_);
   auto it = dir->children_.find(name);
@@ -327,9 +343,10 @@ Result<FileRef> Vfs::Open(const Context& ctx, const Path& start, const std::stri
   SENTRY_TRY(CheckWritableDir(ctx, parent));
   if (last.size() > NAME_MAX) return Errno(ENAMETOOLONG);
   uint32_t perm = mode & 07777 & ~ctx.umask;
+  uint64_t generation = Generation(parent.d);
   InodeRef ino = SENTRY_TRY(parent.inode()->Mknod(last, S_IFREG | perm, 0, ctx.creds));
   NotifyChild(*parent.inode(), IN_CREATE, last, false);
-  DentryRef d = SENTRY_TRY(Child(parent.d, last));
+  DentryRef d = Created(parent.d, last, ino, generation);
   // The creator may use the new file in any access mode, whatever its permission bits.
   FileRef f = SENTRY_TRY(ino->Open(flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)));
   f->set_location(parent.mnt, d, ino);

@@ -159,6 +159,13 @@ class Vfs {
   struct Walker;
   // `for_read`: the child is about to be opened for reading (Inode::LookupForRead).
   Result<DentryRef> Child(const DentryRef& dir, const std::string& name, bool for_read = false);
+  // The dentry of `name` in `dir` that was just created as `ino`, `generation` being dir's
+  // before the create. It holds `ino` itself, so that the creator's open file and later
+  // lookups share one inode (a gofer inode's cached attributes are invalidated by writes
+  // through its own files only). Not cached if `dir` changed meanwhile.
+  DentryRef Created(const DentryRef& dir, const std::string& name, InodeRef ino,
+                    uint64_t generation);
+  uint64_t Generation(const DentryRef& dir);
   Path CrossMounts(Path p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AddMount(const Path& target, MountRef m);
   Path ParentLocked(const Path& root, const Path& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -9,6 +9,9 @@ Every column gives the command the same clean environment (the one sentry-run gi
 guest), stdin from /dev/null, and the same working directory. Both sandboxes see the host's
 root read-only under an in-memory layer that takes the guest's writes (sentry-run's default
 root; `runsc do` always does this), so a sandboxed workload's writes never reach the host.
+One exception: sentry-run's gofer never serves a tmpfs mounted below the root, so when the
+work directory is the runner's private tmpfs (workdir.py), sentry-run gets it as a read-write
+bind (`binds`) and the guest's writes there go through the gofer to that tmpfs.
 """
 
 import os
@@ -72,6 +75,7 @@ class SentryRun(Column):
         self.sentry_run = sentry_run
         self.platform = platform
         self.name = f"sentry {platform}"
+        self.binds = []  # host directories bound read-write at the same path
 
     def missing(self):
         if not os.access(self.sentry_run, os.X_OK):
@@ -79,7 +83,9 @@ class SentryRun(Column):
         return None
 
     def wrap(self, argv, cwd):
-        return [self.sentry_run, f"--platform={self.platform}", "--cwd", cwd, "--"] + list(argv)
+        binds = [f"--bind={d}:{d}" for d in self.binds]
+        return ([self.sentry_run, f"--platform={self.platform}"] + binds + ["--cwd", cwd, "--"] +
+                list(argv))
 
 
 class Runsc(Column):

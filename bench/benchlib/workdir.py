@@ -5,8 +5,9 @@ a workload that writes (git, tar, sqlite3, make) would otherwise be compared aga
 run that pays for the host file system's journal. With a tmpfs under the work directory, every
 column writes to memory and the ratio is the sandbox's own cost. The tmpfs is mounted in a
 private mount namespace of this process (root only), so it is invisible to the rest of the
-machine and vanishes with the process; sentry-run's gofer and runsc's gofer, started from
-here, see it through the host root they serve.
+machine and vanishes with the process. runsc's gofer, started from here, sees it through the
+host root it serves; sentry-run's gofer serves no tmpfs below the root it was given, so the
+runner binds the directory for sentry-run when `mounted` (columns.SentryRun.binds).
 """
 
 import ctypes
@@ -39,13 +40,13 @@ class WorkDir:
         self._tmp = tempfile.TemporaryDirectory(prefix="sentry-bench-")
         self.path = self._tmp.name
         why_not = _private_tmpfs(self.path)
-        self._mounted = why_not is None
+        self.mounted = why_not is None
         self.fs = "tmpfs (private mount namespace)" if why_not is None else \
             f"host file system ({why_not})"
         return self
 
     def __exit__(self, *exc):
-        if self._mounted:
+        if self.mounted:
             subprocess.run(["umount", "--lazy", self.path], check=False)
         self._tmp.cleanup()
         return False
