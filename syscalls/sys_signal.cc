@@ -201,6 +201,7 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
   if ((info.code >= 0 || info.code == abi::kSI_TKILL) && pid != t.tg().tgid) return Errno(EPERM);
   if (sig < 1 || sig > abi::kNumSignals) return Errno(EINVAL);
   info.signo = sig;
+  info.pad0 = 0;
   kernel::Kernel& k = t.kernel();
   absl::MutexLock l(&k.mu());
   kernel::ThreadGroup* g = k.GroupByTgid(pid);
@@ -214,6 +215,7 @@ Result<uint64_t> SysRtTgsigqueueinfo(Task& t, int tgid, int tid, int sig, GuestA
   if ((info.code >= 0 || info.code == abi::kSI_TKILL) && tgid != t.tg().tgid) return Errno(EPERM);
   if (sig < 1 || sig > abi::kNumSignals) return Errno(EINVAL);
   info.signo = sig;
+  info.pad0 = 0;
   return ThreadKill(t, tgid, tid, info);
 }
 
@@ -267,8 +269,7 @@ Result<uint64_t> SysRtSigtimedwait(Task& t, GuestAddr set, GuestAddr info_addr,
   for (;;) {
     {
       absl::MutexLock l(&k.mu());
-      got = t.pending_.Dequeue(~want);
-      if (!got) got = t.tg().pending.Dequeue(~want);
+      got = k.DequeueSignal(t, ~want);
       if (got) break;
       t.real_blocked_ = saved;
       t.mask_ = saved & ~want;
@@ -281,8 +282,7 @@ Result<uint64_t> SysRtSigtimedwait(Task& t, GuestAddr set, GuestAddr info_addr,
     }
     if (!r.ok()) {
       absl::MutexLock l(&k.mu());
-      got = t.pending_.Dequeue(~want);
-      if (!got) got = t.tg().pending.Dequeue(~want);
+      got = k.DequeueSignal(t, ~want);
       if (got) break;
       if (r.error() == ETIMEDOUT) return Errno(EAGAIN);
       return Errno(EINTR);
