@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/time.h>
 
 #define NS_PER_MS 1000000LL
@@ -449,6 +450,52 @@ TEST(posix_stale_signal_dropped) {
   unblock(sig);
 }
 
+TEST(posix_signalfd) {
+  int sig = SIGRTMIN + 10;
+  block(sig);
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, sig);
+  int fd = signalfd(-1, &s, 0);
+  CHECK(fd >= 0);
+  int id = make_timer(CLOCK_MONOTONIC, SIGEV_SIGNAL, sig, (void *)0x55);
+  arm(id, 0, 2 * NS_PER_MS, 2 * NS_PER_MS);
+  conf_sleep_ms(20);
+  struct signalfd_siginfo si;
+  CHECK_EQ(read(fd, &si, sizeof(si)), sizeof(si));
+  CHECK_EQ(si.ssi_signo, sig);
+  CHECK_EQ(si.ssi_code, SI_TIMER);
+  CHECK_EQ(si.ssi_tid, id);
+  CHECK(si.ssi_overrun > 0);
+  CHECK_EQ(si.ssi_ptr, 0x55);
+  CHECK_EQ(sys_timer_getoverrun(id), si.ssi_overrun);
+  CHECK_OK(sys_timer_delete(id));
+  CHECK_OK(close(fd));
+  take_now(sig);
+  unblock(sig);
+}
+
+// A periodic timer whose signal is ignored (or discarded by SIG_IGN while queued) is not lost:
+// once a handler is installed, it runs again.
+TEST(posix_ignored_periodic) {
+  int sig = SIGRTMIN + 9;
+  block(sig);
+  int id = make_timer(CLOCK_MONOTONIC, SIGEV_SIGNAL, sig, NULL);
+  arm(id, 0, 2 * NS_PER_MS, 2 * NS_PER_MS);
+  while (!is_pending(sig)) conf_sleep_ms(1);
+  signal(sig, SIG_IGN);
+  CHECK(!is_pending(sig));
+  unblock(sig);
+  conf_sleep_ms(10);
+  g_hits = 0;
+  on(sig);
+  int64_t end = conf_now_ns(CLOCK_MONOTONIC) + 1000 * NS_PER_MS;
+  while (g_hits < 2 && conf_now_ns(CLOCK_MONOTONIC) < end) conf_sleep_ms(1);
+  CHECK(g_hits >= 2);
+  CHECK_OK(sys_timer_delete(id));
+  dfl(sig);
+}
+
 struct thread_arg {
   int sig;
   volatile pid_t tid;
@@ -772,6 +819,8 @@ int main(int argc, char **argv) {
   RUN(posix_abstime);
   RUN(posix_overrun);
   RUN(posix_stale_signal_dropped);
+  RUN(posix_signalfd);
+  RUN(posix_ignored_periodic);
   RUN(posix_thread_id);
   RUN(posix_sigev_thread);
   RUN(posix_cpu_clocks);

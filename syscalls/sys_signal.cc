@@ -40,6 +40,7 @@ Result<uint64_t> SysRtSigaction(Task& t, int sig, GuestAddr act, GuestAddr oact,
            (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH))) {
         tg.pending.Discard(SigBit(sig));
         for (kernel::Task* o : tg.tasks) o->pending_.Discard(SigBit(sig));
+        tg.timers.SignalsDiscarded();
       }
     }
   }

@@ -162,19 +162,34 @@ void KTimer::Expire(int64_t now) {
   Schedule(now);
 }
 
+Task* KTimer::TargetThread() {
+  Task* target = k_.TaskByTid(target_tid);
+  return target != nullptr && &target->tg() == tg_ && Live(target) ? target : nullptr;
+}
+
+abi::SigInfo* KTimer::QueuedSignal() {
+  PendingSignals* q = &tg_->pending;
+  if (notify == SIGEV_THREAD_ID) {
+    Task* target = TargetThread();
+    if (target == nullptr) return nullptr;
+    q = &target->pending_;
+  }
+  for (abi::SigInfo& e : q->queue) {
+    if (e.pad0 == abi::kSigInfoTimerMark && e.f.timer.tid == id) return &e;
+  }
+  return nullptr;
+}
+
 bool KTimer::SendPosixSignal() {
   Task* target = nullptr;
   if (notify == SIGEV_THREAD_ID) {
-    target = k_.TaskByTid(target_tid);
-    if (target == nullptr || &target->tg() != tg_ || !Live(target)) return false;
+    target = TargetThread();
+    if (target == nullptr) return false;
   }
   // Already queued: no second signal; it now stands for this arming.
-  PendingSignals& q = target ? target->pending_ : tg_->pending;
-  for (abi::SigInfo& e : q.queue) {
-    if (e.pad0 == abi::kSigInfoTimerMark && e.f.timer.tid == id) {
-      e.f.timer.sys_private = signal_seq_;
-      return true;
-    }
+  if (abi::SigInfo* queued = QueuedSignal()) {
+    queued->f.timer.sys_private = signal_seq_;
+    return true;
   }
   abi::SigInfo info{};
   info.signo = signo;
@@ -259,6 +274,15 @@ TimerSetting KTimer::Set(const TimerSetting& s, bool abs) {
   return old;
 }
 
+void KTimer::RestartIfSignalLost() {
+  if (tg_ == nullptr || status_ != Status::kRequeuePending || QueuedSignal() != nullptr) return;
+  std::optional<int64_t> now = Now();
+  if (!now) return;
+  overrun_ += Forward(*now);
+  status_ = Status::kArmed;
+  Schedule(*now);
+}
+
 void KTimer::Kill() {
   if (scheduled_) TimerQueue::Global().Cancel(scheduled_);
   scheduled_ = 0;
@@ -270,6 +294,10 @@ void KTimer::Kill() {
 void ProcessTimers::KillPosix() {
   for (auto& [id, timer] : posix) timer->Kill();
   posix.clear();
+}
+
+void ProcessTimers::SignalsDiscarded() {
+  for (auto& [id, timer] : posix) timer->RestartIfSignalLost();
 }
 
 void ProcessTimers::KillAll() {

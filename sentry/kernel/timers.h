@@ -91,6 +91,9 @@ class KTimer : public std::enable_shared_from_this<KTimer> {
   // The timer's signal (from its queue) is being taken. For POSIX timers, returns false when
   // the signal is stale and must be dropped; fills si_overrun.
   bool SignalTaken(abi::SigInfo& info);
+  // A periodic timer waiting for its signal to be taken restarts if the signal was discarded
+  // (SIG_IGN set while it was queued), as an ignored one does.
+  void RestartIfSignalLost();
 
   // POSIX timer fields, set once by timer_create.
   int id = 0;
@@ -105,6 +108,10 @@ class KTimer : public std::enable_shared_from_this<KTimer> {
   void Fire(uint64_t generation);
   void Expire(int64_t now);
   bool SendPosixSignal();
+  // The SIGEV_THREAD_ID thread if it is still one of the process's; the timer's queued
+  // signal, if any.
+  Task* TargetThread();
+  abi::SigInfo* QueuedSignal();
   // Moves the expiry past `now` by whole intervals; returns how many.
   int64_t Forward(int64_t now);
   std::optional<int64_t> Now();
@@ -133,6 +140,8 @@ struct ProcessTimers {
   // Kills the POSIX timers (execve), or all timers (exit).
   void KillPosix();
   void KillAll();
+  // Queued signals were discarded: see KTimer::RestartIfSignalLost.
+  void SignalsDiscarded();
 };
 
 }  // namespace sentry::kernel
