@@ -293,7 +293,20 @@ TEST(itimer_errors) {
   struct itimerspec its;
   memset(&its, 0, sizeof(its));
   CHECK_OK(sys_timer_settime(id, 0xfe, &its, NULL));
+  // Times too large for 64-bit nanoseconds saturate.
+  its.it_value.tv_sec = 0x7fffffffffffffffLL;
+  its.it_interval.tv_sec = 0x7fffffffffffffffLL;
+  CHECK_OK(sys_timer_settime(id, 0, &its, NULL));
+  struct itimerspec cur;
+  CHECK_OK(sys_timer_gettime(id, &cur));
+  CHECK(cur.it_value.tv_sec > 9000000000LL);
+  CHECK(cur.it_interval.tv_sec > 9000000000LL);
   CHECK_OK(sys_timer_delete(id));
+  struct itimerval huge = {{0x7fffffffffffffffLL, 0}, {0x7fffffffffffffffLL, 0}};
+  CHECK_OK(setitimer(ITIMER_REAL, &huge, NULL));
+  CHECK_OK(getitimer(ITIMER_REAL, &huge));
+  CHECK(huge.it_value.tv_sec > 9000000000LL);
+  CHECK_OK(setitimer(ITIMER_REAL, NULL, NULL));
 }
 
 // --- POSIX timers ---

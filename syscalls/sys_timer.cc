@@ -35,14 +35,20 @@ static_assert(sizeof(SigEvent) == 64);
 
 constexpr int64_t kNsPerSec = 1000000000;
 
+// Times past what 64-bit nanoseconds hold saturate, as Linux's timespec64_to_ktime.
+int64_t SaturatedNs(int64_t sec, int64_t ns) {
+  if (sec >= INT64_MAX / kNsPerSec) return INT64_MAX;
+  return sec * kNsPerSec + ns;
+}
+
 Result<int64_t> TimevalNs(const abi::Timeval& tv) {
   if (tv.sec < 0 || tv.usec < 0 || tv.usec >= 1000000) return Errno(EINVAL);
-  return tv.sec * kNsPerSec + tv.usec * 1000;
+  return SaturatedNs(tv.sec, tv.usec * 1000);
 }
 
 Result<int64_t> TimespecNs(const abi::Timespec& ts) {
   if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= kNsPerSec) return Errno(EINVAL);
-  return ts.sec * kNsPerSec + ts.nsec;
+  return SaturatedNs(ts.sec, ts.nsec);
 }
 
 abi::Timeval ToTimeval(int64_t ns) { return {ns / kNsPerSec, (ns % kNsPerSec) / 1000}; }
@@ -78,11 +84,16 @@ Result<KTimer*> PosixTimer(Task& t, int id) {
 // have no timers.
 Result<TimerClock> TimerCreateClock(int clock) {
   switch (clock) {
-    case CLOCK_REALTIME: case CLOCK_MONOTONIC: case CLOCK_BOOTTIME: case CLOCK_TAI:
+    case CLOCK_REALTIME:
+    case CLOCK_MONOTONIC:
+    case CLOCK_BOOTTIME:
+    case CLOCK_TAI:
       return TimerClock{TimerClock::kWall, clock};
-    case CLOCK_PROCESS_CPUTIME_ID: case CLOCK_THREAD_CPUTIME_ID:
+    case CLOCK_PROCESS_CPUTIME_ID:
+    case CLOCK_THREAD_CPUTIME_ID:
       return TimerClock{TimerClock::kProcessCpu};  // placeholder, resolved later
-    case CLOCK_REALTIME_ALARM: case CLOCK_BOOTTIME_ALARM: {
+    case CLOCK_REALTIME_ALARM:
+    case CLOCK_BOOTTIME_ALARM: {
       // Linux has them only with a wake-up RTC, which shows as a working clock_getres. They
       // would also wake a suspended machine; here they are the plain clocks.
       struct timespec res;
@@ -90,7 +101,9 @@ Result<TimerClock> TimerCreateClock(int clock) {
       return TimerClock{TimerClock::kWall,
                         clock == CLOCK_REALTIME_ALARM ? CLOCK_REALTIME : CLOCK_BOOTTIME};
     }
-    case CLOCK_MONOTONIC_RAW: case CLOCK_REALTIME_COARSE: case CLOCK_MONOTONIC_COARSE:
+    case CLOCK_MONOTONIC_RAW:
+    case CLOCK_REALTIME_COARSE:
+    case CLOCK_MONOTONIC_COARSE:
       return Errno(EOPNOTSUPP);
     default:
       if (clock < 0 && (clock & 3) != 3) return TimerClock{TimerClock::kProcessCpu};
@@ -214,8 +227,8 @@ Result<uint64_t> SysTimerSettime(Task& t, int id, int flags, GuestAddr new_value
     old = timer->Set(s, flags & TIMER_ABSTIME);
   }
   if (!old_value.IsNull()) {
-    SENTRY_TRY(t.CopyOut(old_value,
-                         ItimerSpec{ToTimespec(old.interval_ns), ToTimespec(old.value_ns)}));
+    SENTRY_TRY(
+        t.CopyOut(old_value, ItimerSpec{ToTimespec(old.interval_ns), ToTimespec(old.value_ns)}));
   }
   return 0;
 }

@@ -163,7 +163,8 @@ std::optional<abi::SigInfo> Kernel::DequeueSignal(Task& t, abi::SigSet blocked) 
     }
     if (!info) return std::nullopt;
     // Any SIGALRM taken from the process's queue re-arms a periodic ITIMER_REAL (Linux).
-    if (shared && info->signo == SIGALRM && timers.itimers[0]) timers.itimers[0]->SignalTaken(*info);
+    if (shared && info->signo == SIGALRM && timers.itimers[0])
+      timers.itimers[0]->SignalTaken(*info);
     if (info->pad0 == abi::kSigInfoTimerMark) {
       auto it = timers.posix.find(info->f.timer.tid);
       if (it == timers.posix.end() || !it->second->SignalTaken(*info)) continue;

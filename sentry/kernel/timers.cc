@@ -20,6 +20,11 @@ constexpr int kCpuClockPerThread = 4;
 // Linux says one tick).
 constexpr int64_t kAboutToFireNs = 1000000;
 
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 bool Live(Task* t) {
   auto& tasks = t->tg().tasks;
   return std::find(tasks.begin(), tasks.end(), t) != tasks.end();
@@ -79,7 +84,9 @@ std::optional<int64_t> KTimer::Now() { return ReadTimerClock(k_, clock_); }
 int64_t KTimer::Forward(int64_t now) {
   if (interval_ns_ <= 0 || now < expires_ns_) return 0;
   int64_t n = (now - expires_ns_) / interval_ns_ + 1;
-  expires_ns_ += n * interval_ns_;
+  int64_t step;
+  if (__builtin_mul_overflow(n, interval_ns_, &step)) step = INT64_MAX;
+  expires_ns_ = SaturatingAdd(expires_ns_, step);
   return n;
 }
 
@@ -142,7 +149,7 @@ void KTimer::Expire(int64_t now) {
     case Kind::kItimerProf:
       // As Linux's check_cpu_itimer: one interval on, however late the sample.
       if (interval_ns_ > 0) {
-        expires_ns_ += interval_ns_;
+        expires_ns_ = SaturatingAdd(expires_ns_, interval_ns_);
       } else {
         status_ = Status::kDisarmed;
       }
@@ -267,7 +274,7 @@ TimerSetting KTimer::Set(const TimerSetting& s, bool abs) {
   interval_ns_ = s.value_ns != 0 || cpu_itimer ? s.interval_ns : 0;
   std::optional<int64_t> now = Now();
   if (s.value_ns != 0 && now) {
-    expires_ns_ = abs ? s.value_ns : *now + s.value_ns;
+    expires_ns_ = abs ? s.value_ns : SaturatingAdd(*now, s.value_ns);
     status_ = Status::kArmed;
   }
   Schedule(now.value_or(0));
