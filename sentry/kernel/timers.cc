@@ -119,6 +119,9 @@ void KTimer::Schedule(int64_t now) {
 }
 
 void KTimer::Fire(uint64_t gen) {
+  // A killed timer's callback does not touch the kernel, which may be going away once every
+  // process is gone.
+  if (killed_.load(std::memory_order_acquire)) return;
   absl::MutexLock l(&k_.mu());
   if (gen != generation_ || tg_ == nullptr) return;
   scheduled_ = 0;
@@ -296,6 +299,7 @@ void KTimer::Kill() {
   generation_++;
   status_ = Status::kDisarmed;
   tg_ = nullptr;
+  killed_.store(true, std::memory_order_release);
 }
 
 void ProcessTimers::KillPosix() {

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -118,6 +119,7 @@ class KTimer : public std::enable_shared_from_this<KTimer> {
 
   Kernel& k_;
   ThreadGroup* tg_;  // null once killed
+  std::atomic<bool> killed_ = false;  // also read without Kernel::mu_, by Fire
   const Kind kind_;
   const TimerClock clock_;
   Status status_ = Status::kDisarmed;
