@@ -165,8 +165,10 @@ void KTimer::Expire(int64_t now) {
   }
   status_ = interval_ns_ > 0 ? Status::kRequeuePending : Status::kDisarmed;
   if (SendPosixSignal() || interval_ns_ == 0) return;
-  // Not queued (ignored, or its thread is gone). Linux parks an ignored periodic timer until
-  // the signal is unignored; here it keeps running, at most once a millisecond.
+  // Its thread is gone: like Linux, the timer waits for a signal that will never be taken.
+  if (notify == SIGEV_THREAD_ID && TargetThread() == nullptr) return;
+  // Ignored. Linux parks an ignored periodic timer until the signal is unignored; here it
+  // keeps running, at most once a millisecond.
   overrun_ += Forward(now + std::max<int64_t>(0, 1000000 - interval_ns_));
   status_ = Status::kArmed;
   Schedule(now);
