@@ -557,6 +557,41 @@ TEST(posix_thread_id) {
   unblock(a.sig);
 }
 
+static void *waiter_thread(void *p) {
+  struct thread_arg *a = p;
+  a->tid = conf_gettid();
+  a->si = wait_sig(a->sig, 2000);
+  return NULL;
+}
+
+// SIGEV_SIGNAL and ITIMER_REAL signals are the process's: a thread that waits for them takes
+// them while the thread that armed the timer blocks them.
+TEST(process_directed) {
+  struct thread_arg a;
+  memset(&a, 0, sizeof(a));
+  a.sig = SIGRTMIN + 11;
+  block(a.sig);
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, waiter_thread, &a), 0);
+  int id = make_timer(CLOCK_MONOTONIC, SIGEV_SIGNAL, a.sig, (void *)0x99);
+  arm(id, 0, 5 * NS_PER_MS, 0);
+  CHECK_EQ(pthread_join(th, NULL), 0);
+  CHECK_EQ(a.si.si_code, SI_TIMER);
+  CHECK_EQ(a.si.si_timerid, id);
+  CHECK_OK(sys_timer_delete(id));
+  unblock(a.sig);
+
+  memset(&a, 0, sizeof(a));
+  a.sig = SIGALRM;
+  block(SIGALRM);
+  CHECK_EQ(pthread_create(&th, NULL, waiter_thread, &a), 0);
+  struct itimerval v = {{0, 0}, {0, 5000}};
+  CHECK_OK(setitimer(ITIMER_REAL, &v, NULL));
+  CHECK_EQ(pthread_join(th, NULL), 0);
+  CHECK_EQ(a.si.si_code, SI_KERNEL);
+  unblock(SIGALRM);
+}
+
 static volatile int g_thread_notified;
 static void thread_notify(union sigval v) { g_thread_notified = v.sival_int; }
 
@@ -836,6 +871,7 @@ int main(int argc, char **argv) {
   RUN(posix_signalfd);
   RUN(posix_ignored_periodic);
   RUN(posix_thread_id);
+  RUN(process_directed);
   RUN(posix_sigev_thread);
   RUN(posix_cpu_clocks);
   RUN(posix_errors);
