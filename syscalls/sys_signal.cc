@@ -40,6 +40,7 @@ Result<uint64_t> SysRtSigaction(Task& t, int sig, GuestAddr act, GuestAddr oact,
            (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH))) {
         tg.pending.Discard(SigBit(sig));
         for (kernel::Task* o : tg.tasks) o->pending_.Discard(SigBit(sig));
+        tg.timers.SignalsDiscarded();
       }
     }
   }
@@ -201,6 +202,7 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
   if ((info.code >= 0 || info.code == abi::kSI_TKILL) && pid != t.tg().tgid) return Errno(EPERM);
   if (sig < 1 || sig > abi::kNumSignals) return Errno(EINVAL);
   info.signo = sig;
+  info.pad0 = 0;
   kernel::Kernel& k = t.kernel();
   absl::MutexLock l(&k.mu());
   kernel::ThreadGroup* g = k.GroupByTgid(pid);
@@ -214,6 +216,7 @@ Result<uint64_t> SysRtTgsigqueueinfo(Task& t, int tgid, int tid, int sig, GuestA
   if ((info.code >= 0 || info.code == abi::kSI_TKILL) && tgid != t.tg().tgid) return Errno(EPERM);
   if (sig < 1 || sig > abi::kNumSignals) return Errno(EINVAL);
   info.signo = sig;
+  info.pad0 = 0;
   return ThreadKill(t, tgid, tid, info);
 }
 
@@ -267,8 +270,7 @@ Result<uint64_t> SysRtSigtimedwait(Task& t, GuestAddr set, GuestAddr info_addr,
   for (;;) {
     {
       absl::MutexLock l(&k.mu());
-      got = t.pending_.Dequeue(~want);
-      if (!got) got = t.tg().pending.Dequeue(~want);
+      got = k.DequeueSignal(t, ~want);
       if (got) break;
       t.real_blocked_ = saved;
       t.mask_ = saved & ~want;
@@ -281,8 +283,7 @@ Result<uint64_t> SysRtSigtimedwait(Task& t, GuestAddr set, GuestAddr info_addr,
     }
     if (!r.ok()) {
       absl::MutexLock l(&k.mu());
-      got = t.pending_.Dequeue(~want);
-      if (!got) got = t.tg().pending.Dequeue(~want);
+      got = k.DequeueSignal(t, ~want);
       if (got) break;
       if (r.error() == ETIMEDOUT) return Errno(EAGAIN);
       return Errno(EINTR);

@@ -66,15 +66,34 @@ Result<absl::Duration> CopyInDuration(Task& t, GuestAddr addr) {
 }
 
 Result<uint64_t> SysClockGettime(Task& t, int clock, GuestAddr tp) {
-  if (!ValidClock(clock)) return Errno(EINVAL);
-  int64_t ns = NowNs(t, clock);
+  int64_t ns;
+  if (clock < 0) {
+    // clock_getcpuclockid / pthread_getcpuclockid ids.
+    absl::MutexLock l(&t.kernel().mu());
+    kernel::TimerClock c = SENTRY_TRY(kernel::ResolveCpuClock(t, clock, false));
+    ns = kernel::ReadTimerClock(t.kernel(), c).value_or(0);
+  } else {
+    if (!ValidClock(clock)) return Errno(EINVAL);
+    ns = NowNs(t, clock);
+  }
   SENTRY_TRY(t.CopyOut(tp, abi::Timespec{ns / 1000000000, ns % 1000000000}));
   return 0;
 }
 
+// The host's resolutions (the coarse clocks' is the host's tick). An encoded CPU clock has
+// the resolution of the same kind of clock of the Sentry's own process.
 Result<uint64_t> SysClockGetres(Task& t, int clock, GuestAddr tp) {
-  if (!ValidClock(clock)) return Errno(EINVAL);
-  if (!tp.IsNull()) SENTRY_TRY(t.CopyOut(tp, abi::Timespec{0, 1}));
+  int host_clock = clock;
+  if (clock < 0) {
+    absl::MutexLock l(&t.kernel().mu());
+    SENTRY_TRY(kernel::ResolveCpuClock(t, clock, false));
+    host_clock = static_cast<int>(~0u << 3) | (clock & 7);
+  } else if (!ValidClock(clock)) {
+    return Errno(EINVAL);
+  }
+  struct timespec res;
+  if (clock_getres(host_clock, &res) != 0) return Errno(errno);
+  if (!tp.IsNull()) SENTRY_TRY(t.CopyOut(tp, abi::Timespec{res.tv_sec, res.tv_nsec}));
   return 0;
 }
 

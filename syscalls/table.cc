@@ -67,6 +67,14 @@ Result<uint64_t> SysMount(Task& t, GuestAddr source, GuestAddr target, GuestAddr
 Result<uint64_t> SysUmount2(Task& t, GuestAddr target, int flags);
 Result<uint64_t> SysChroot(Task& t, GuestAddr path);
 Result<uint64_t> SysClockGetres(Task& t, int clock, GuestAddr tp);
+Result<uint64_t> SysGetitimer(Task& t, int which, GuestAddr value);
+Result<uint64_t> SysSetitimer(Task& t, int which, GuestAddr value, GuestAddr ovalue);
+Result<uint64_t> SysAlarm(Task& t, uint32_t seconds);
+Result<uint64_t> SysTimerCreate(Task& t, int clock, GuestAddr sevp, GuestAddr idp);
+Result<uint64_t> SysTimerSettime(Task& t, int id, int flags, GuestAddr new_value, GuestAddr old_value);
+Result<uint64_t> SysTimerGettime(Task& t, int id, GuestAddr value);
+Result<uint64_t> SysTimerGetoverrun(Task& t, int id);
+Result<uint64_t> SysTimerDelete(Task& t, int id);
 Result<uint64_t> SysClockGettime(Task& t, int clock, GuestAddr tp);
 Result<uint64_t> SysClockNanosleep(Task& t, int clock, int flags, GuestAddr req, GuestAddr rem);
 Result<uint64_t> SysClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid, GuestAddr child_tid, uint64_t tls);
@@ -245,9 +253,9 @@ constexpr SyscallEntry kTable[] = {
     FULL(33, "dup2", SysDup2, Arg::kFd, Arg::kFd),
     FULL(34, "pause", SysPause),
     FULL(35, "nanosleep", SysNanosleep, Arg::kPtr, Arg::kPtr),
-    UNIMPL(36, "getitimer", ""),
-    UNIMPL(37, "alarm", ""),
-    UNIMPL(38, "setitimer", ""),
+    PARTIAL(36, "getitimer", SysGetitimer, "VIRTUAL/PROF: the CPU clock is sampled (see setitimer)", Arg::kInt, Arg::kPtr),
+    FULL(37, "alarm", SysAlarm, Arg::kUint),
+    PARTIAL(38, "setitimer", SysSetitimer, "REAL exact; VIRTUAL/PROF count the guest's CPU time by sampling it (at the earliest possible expiry, every 1-50 ms of wall time while armed), so they fire up to ~1 ms late (Linux: up to a tick), and Linux's extra tick on arming is not added", Arg::kInt, Arg::kPtr, Arg::kPtr),
     FULL(39, "getpid", SysGetpid),
     FULL(40, "sendfile", SysSendfile, Arg::kFd, Arg::kFd, Arg::kPtr, Arg::kUint),
     UNIMPL(41, "socket", "netstack: later stage"),
@@ -431,13 +439,13 @@ constexpr SyscallEntry kTable[] = {
     FULL(219, "restart_syscall", SysRestartSyscall),
     UNIMPL(220, "semtimedop", ""),
     PARTIAL(221, "fadvise64", SysFadvise64, "advice is accepted and ignored", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kInt),
-    UNIMPL(222, "timer_create", ""),
-    UNIMPL(223, "timer_settime", ""),
-    UNIMPL(224, "timer_gettime", ""),
-    UNIMPL(225, "timer_getoverrun", ""),
-    UNIMPL(226, "timer_delete", ""),
+    PARTIAL(222, "timer_create", SysTimerCreate, "REALTIME, MONOTONIC, BOOTTIME, TAI and the CPU clocks (CPU timers sampled as setitimer's); the alarm clocks as the host has them (EOPNOTSUPP without an RTC), as plain clocks without CAP_WAKE_ALARM's EPERM; a periodic timer whose signal is ignored keeps running (Linux parks it until unignored)", Arg::kInt, Arg::kPtr, Arg::kPtr),
+    FULL(223, "timer_settime", SysTimerSettime, Arg::kInt, Arg::kHex, Arg::kPtr, Arg::kPtr),
+    FULL(224, "timer_gettime", SysTimerGettime, Arg::kInt, Arg::kPtr),
+    FULL(225, "timer_getoverrun", SysTimerGetoverrun, Arg::kInt),
+    FULL(226, "timer_delete", SysTimerDelete, Arg::kInt),
     UNIMPL(227, "clock_settime", ""),
-    PARTIAL(228, "clock_gettime", SysClockGettime, "the CPU-time clocks of other processes and threads (clock_getcpuclockid) are EINVAL", Arg::kInt, Arg::kPtr),
+    FULL(228, "clock_gettime", SysClockGettime, Arg::kInt, Arg::kPtr),
     FULL(229, "clock_getres", SysClockGetres, Arg::kInt, Arg::kPtr),
     FULL(230, "clock_nanosleep", SysClockNanosleep, Arg::kInt, Arg::kHex, Arg::kPtr, Arg::kPtr),
     FULL(231, "exit_group", SysExitGroup, Arg::kInt),

@@ -60,6 +60,12 @@ struct SigInfo {
     struct {  // SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP
       uint64_t addr;
     } fault;
+    struct {  // POSIX timers (SI_TIMER)
+      int32_t tid;
+      int32_t overrun;
+      uint64_t value;
+      int32_t sys_private;  // the Sentry's: which arming of the timer queued it
+    } timer;
     struct {  // SIGSYS
       uint64_t call_addr;
       int32_t syscall;
@@ -73,6 +79,10 @@ static_assert(sizeof(SigInfo) == 128);
 inline constexpr int kSI_USER = 0;
 inline constexpr int kSI_KERNEL = 0x80;
 inline constexpr int kSI_QUEUE = -1;
+inline constexpr int kSI_TIMER = -2;
+// In SigInfo::pad0 of a signal queued by a Sentry POSIX timer (a guest's rt_sigqueueinfo may
+// claim SI_TIMER too; its pad0 is cleared).
+inline constexpr int32_t kSigInfoTimerMark = 0x54494d52;
 inline constexpr int kSI_TKILL = -6;
 inline constexpr int kCLD_EXITED = 1;
 inline constexpr int kCLD_KILLED = 2;

@@ -26,6 +26,7 @@
 #include "sentry/base/guest_addr.h"
 #include "sentry/base/wait_queue.h"
 #include "sentry/kernel/cputime.h"
+#include "sentry/kernel/timers.h"
 #include "sentry/mm/memory_manager.h"
 #include "vfs/fd_table.h"
 #include "vfs/vfs.h"
@@ -139,6 +140,9 @@ class ThreadGroup {
   // its own reaped children's). Live threads are read on demand (Kernel::GroupCpuUsage).
   CpuTime cpu_exited;
   CpuTime cpu_children;
+
+  // setitimer/alarm and timer_create timers (timers.h).
+  ProcessTimers timers;
 
   // Resources shared by the threads (replaced wholesale by execve, so read under Kernel::mu_
   // or from the owning thread).
@@ -349,9 +353,15 @@ class Kernel {
 
   // Signals (signals.cc).
   // Queues `info` for a whole process (kill) or one thread (tgkill) and wakes a target.
-  void SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info)
+  // Returns false if the signal was dropped (ignored, or the process is exiting).
+  bool SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SendTaskSignal(Task& t, const abi::SigInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool SendTaskSignal(Task& t, const abi::SigInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the next signal not in `blocked` for `t`, its own queue first, then its process's:
+  // what delivery, sigtimedwait and signalfd take. Re-arms the timers whose signals are taken
+  // and drops stale POSIX-timer signals (timers.h).
+  std::optional<abi::SigInfo> DequeueSignal(Task& t, abi::SigSet blocked)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Kills every thread of `tg` with wait status `status` (exit_group, fatal signals).
   void GroupExit(ThreadGroup& tg, int status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool SignalPending(Task& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -57,7 +57,8 @@ void Kernel::TaskExited(Task& t) {
   for (Task* other : tg.tasks) other->waiter().Notify();  // an exec may wait for us
   if (!tg.tasks.empty()) return;
 
-  // The last thread is gone: the process becomes a zombie.
+  // The last thread is gone: the process becomes a zombie, and its timers stop.
+  tg.timers.KillAll();
   if (!tg.exiting) {
     tg.exiting = true;
     tg.exit_status = t.exit_status_;

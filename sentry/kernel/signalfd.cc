@@ -33,6 +33,11 @@ struct signalfd_siginfo ToSignalfdInfo(const abi::SigInfo& in) {
   } else if (from_kernel && (in.signo == SIGSEGV || in.signo == SIGBUS || in.signo == SIGILL ||
                              in.signo == SIGFPE || in.signo == SIGTRAP)) {
     out.ssi_addr = in.f.fault.addr;
+  } else if (in.code == abi::kSI_TIMER) {
+    out.ssi_tid = static_cast<uint32_t>(in.f.timer.tid);
+    out.ssi_overrun = static_cast<uint32_t>(in.f.timer.overrun);
+    out.ssi_int = static_cast<int32_t>(in.f.timer.value);
+    out.ssi_ptr = in.f.timer.value;
   } else {
     // kill, tkill, sigqueue and the kernel's own SI_USER-style signals.
     out.ssi_pid = in.f.kill.pid;
@@ -70,8 +75,7 @@ Result<size_t> SignalFd::Read(Blocker& b, std::span<uint8_t> dst) {
     {
       absl::MutexLock l(&k_.mu());
       while (n < room) {
-        auto info = t->pending_.Dequeue(blocked);
-        if (!info) info = t->tg().pending.Dequeue(blocked);
+        auto info = k_.DequeueSignal(*t, blocked);
         if (!info) break;
         struct signalfd_siginfo si = ToSignalfdInfo(*info);
         memcpy(dst.data() + n * kSize, &si, kSize);

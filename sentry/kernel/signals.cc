@@ -40,7 +40,9 @@ bool Ignored(ThreadGroup& tg, int sig) {
 
 void PendingSignals::Enqueue(const abi::SigInfo& info) {
   abi::SigSet bit = SigBit(info.signo);
-  if (info.signo < 32 && (set & bit)) return;
+  // A timer's signal queues even behind a pending standard signal of the same number, as
+  // Linux's posixtimer_send_sigqueue.
+  if (info.signo < 32 && (set & bit) && info.pad0 != abi::kSigInfoTimerMark) return;
   queue.push_back(info);
   set |= bit;
 }
@@ -124,7 +126,7 @@ static bool PrepareSignal(Kernel& k, ThreadGroup& tg, int sig, bool blocked)
   return blocked || !Ignored(tg, sig);
 }
 
-void Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
+bool Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
   // As Linux's sig_ignored() for kill(2): the mask of the task the pid names (the leader, or
   // the first thread left once it has exited) decides whether an ignored signal is kept.
   Task* named = tg.leader != nullptr && std::find(tg.tasks.begin(), tg.tasks.end(), tg.leader) !=
@@ -133,19 +135,42 @@ void Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
                     : (tg.tasks.empty() ? nullptr : tg.tasks.front());
   bool blocked =
       named != nullptr && ((named->mask_ | named->real_blocked_) & SigBit(info.signo)) != 0;
-  if (!PrepareSignal(*this, tg, info.signo, blocked)) return;
+  if (!PrepareSignal(*this, tg, info.signo, blocked)) return false;
   tg.pending.Enqueue(info);
   tg.signal_queued.Notify(kEventIn);
   WakeForSignals(tg);
+  return true;
 }
 
-void Kernel::SendTaskSignal(Task& t, const abi::SigInfo& info) {
+bool Kernel::SendTaskSignal(Task& t, const abi::SigInfo& info) {
   bool blocked = t.mask_ & SigBit(info.signo);
   bool really_blocked = (t.mask_ | t.real_blocked_) & SigBit(info.signo);
-  if (!PrepareSignal(*this, *t.tg_, info.signo, really_blocked)) return;
+  if (!PrepareSignal(*this, *t.tg_, info.signo, really_blocked)) return false;
   t.pending_.Enqueue(info);
   t.tg_->signal_queued.Notify(kEventIn);
   if (!blocked) t.Interrupt();
+  return true;
+}
+
+std::optional<abi::SigInfo> Kernel::DequeueSignal(Task& t, abi::SigSet blocked) {
+  ProcessTimers& timers = t.tg_->timers;
+  for (;;) {
+    bool shared = false;
+    std::optional<abi::SigInfo> info = t.pending_.Dequeue(blocked);
+    if (!info) {
+      info = t.tg_->pending.Dequeue(blocked);
+      shared = true;
+    }
+    if (!info) return std::nullopt;
+    // Any SIGALRM taken from the process's queue re-arms a periodic ITIMER_REAL (Linux).
+    if (shared && info->signo == SIGALRM && timers.itimers[0])
+      timers.itimers[0]->SignalTaken(*info);
+    if (info->pad0 == abi::kSigInfoTimerMark) {
+      auto it = timers.posix.find(info->f.timer.tid);
+      if (it == timers.posix.end() || !it->second->SignalTaken(*info)) continue;
+    }
+    return info;
+  }
 }
 
 // Builds the rt signal frame on the guest stack and points the registers at the handler.
@@ -222,8 +247,7 @@ void Task::HandleSignals(bool after_syscall, int64_t ret) {
         group_stopped_ = false;
         continue;
       }
-      auto next = pending_.Dequeue(mask_);
-      if (!next) next = tg_->pending.Dequeue(mask_);
+      auto next = k_.DequeueSignal(*this, mask_);
       if (!next) break;
       info = *next;
       int sig = info.signo;

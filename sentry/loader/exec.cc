@@ -224,6 +224,7 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
     tg.envp = envp;
     tg.exe = file;
     tg.did_exec = true;
+    tg.timers.KillPosix();  // itimers survive execve; POSIX timers do not
     // Handlers reset to default; ignored signals stay ignored. The table is now private.
     auto h = std::make_shared<kernel::SignalHandlers>();
     for (int i = 0; i < abi::kNumSignals; i++) {

@@ -37,5 +37,22 @@ TEST(PendingSignalsTest, BlockedStayPendingAndFaultsComeFirst) {
   EXPECT_EQ(p.Dequeue(0)->signo, SIGHUP);
 }
 
+// A POSIX timer's signal queues even behind a pending standard signal of the same number
+// (Linux's posixtimer_send_sigqueue); both are taken, the set bit clears after the second.
+TEST(PendingSignalsTest, TimerSignalQueuesBehindStandardSignal) {
+  PendingSignals p;
+  p.Enqueue(Info(SIGALRM));
+  abi::SigInfo timer = Info(SIGALRM);
+  timer.code = abi::kSI_TIMER;
+  timer.pad0 = abi::kSigInfoTimerMark;
+  p.Enqueue(timer);
+  p.Enqueue(Info(SIGALRM));  // a plain one still coalesces
+  EXPECT_EQ(p.queue.size(), 2u);
+  EXPECT_EQ(p.Dequeue(0)->code, 0);
+  EXPECT_TRUE(p.set & abi::SigBit(SIGALRM));
+  EXPECT_EQ(p.Dequeue(0)->code, abi::kSI_TIMER);
+  EXPECT_FALSE(p.set & abi::SigBit(SIGALRM));
+}
+
 }  // namespace
 }  // namespace sentry::kernel
