@@ -16,7 +16,10 @@ namespace sentry::kernel {
 Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::Vfs> vfs)
     : platform_(std::move(platform)),
       vfs_(std::move(vfs)),
-      futexes_(std::make_unique<FutexTable>()) {}
+      futexes_(std::make_unique<FutexTable>()) {
+  // The sandbox's CPUs, read before any Sentry thread is pinned to one of them.
+  (void)Cpus();
+}
 
 Kernel::~Kernel() = default;
 
@@ -69,6 +72,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
       tg->rlimits[r] = {rl.rlim_cur, rl.rlim_max};
     }
     tg->rlimits[RLIMIT_NOFILE] = {1024, 4096};
+    init->sched_ = InitialSchedState();
     init->tg_ = tg;
     groups_[pid] = tg;
     Register(init);
