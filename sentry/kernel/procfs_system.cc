@@ -113,7 +113,8 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   kernel->Add("ostype", Text("Linux\n"));
   kernel->Add("version", Text("#1 SMP sentry\n"));
   kernel->Add("ngroups_max", Text("65536\n"));
-  kernel->Add("pid_max", Text("4194304\n"));
+  // Linux's default: 1024 per possible CPU, at least 32768 (ps sizes its PID column by it).
+  kernel->Add("pid_max", Text(absl::StrFormat("%d\n", std::max(32768, 1024 * Cpus().nr_cpu_ids))));
   kernel->Add("threads-max", Text("32768\n"));
   kernel->Add("cap_last_cap", Text("40\n"));
   kernel->Add("overflowuid", Text("65534\n"));
