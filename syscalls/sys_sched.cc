@@ -35,12 +35,12 @@ Task* Target(Task& t, int pid) { return pid == 0 ? &t : t.kernel().TaskByTid(pid
 
 bool ValidPolicy(int p) {
   return p == kernel::kSchedOther || p == kernel::kSchedFifo || p == kernel::kSchedRr ||
-         p == kernel::kSchedBatch || p == kernel::kSchedIdle || p == kernel::kSchedDeadline;
+         p == kernel::kSchedBatch || p == kernel::kSchedIdle || p == kernel::kSchedDeadline ||
+         (p == kernel::kSchedExt && kernel::Cpus().sched_ext);
 }
 bool RtPolicy(int p) { return p == kernel::kSchedFifo || p == kernel::kSchedRr; }
-bool FairPolicy(int p) {
-  return p == kernel::kSchedOther || p == kernel::kSchedBatch || p == kernel::kSchedIdle;
-}
+// Linux's fair_policy: the policies whose sched_attr carries a nice value (not SCHED_IDLE).
+bool FairPolicy(int p) { return p == kernel::kSchedOther || p == kernel::kSchedBatch; }
 
 // Linux's __checkparam_dl: runtime <= deadline <= period, within the sysctl period bounds.
 bool DeadlineParamsOk(const SchedAttr& a) {
@@ -273,8 +273,12 @@ Result<uint64_t> SysSchedGetattr(Task& t, int pid, GuestAddr uattr, uint32_t usi
     if (p->sched_.reset_on_fork) a.flags |= kFlagResetOnFork;
     GetParams(p->sched_, &a);
   }
+  // The structure, cut to the caller's size or followed by zeros up to it
+  // (copy_struct_to_user, Linux 6.13 on).
   a.size = std::min<uint32_t>(usize, sizeof(a));
-  SENTRY_TRY(t.CopyOutBytes(uattr, {reinterpret_cast<const uint8_t*>(&a), a.size}));
+  std::vector<uint8_t> out(usize, 0);
+  memcpy(out.data(), &a, a.size);
+  SENTRY_TRY(t.CopyOutBytes(uattr, out));
   return 0;
 }
 

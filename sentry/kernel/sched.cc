@@ -47,6 +47,7 @@ SandboxCpus Capture() {
   if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) == 0 && a.policy == SCHED_OTHER) {
     c.fair_slice_ns = a.runtime;
   }
+  c.sched_ext = sched_get_priority_max(kSchedExt) >= 0;
   std::ifstream rr("/proc/sys/kernel/sched_rr_timeslice_ms");
   int64_t ms;
   if (rr >> ms && ms > 0) c.rr_timeslice_ns = ms * 1'000'000;
@@ -130,12 +131,7 @@ SchedState SchedState::ForChild() const {
   return c;
 }
 
-int SchedState::EffectiveIoprio() const {
-  if (ioprio < 0) return 0;
-  if ((ioprio >> kIoprioClassShift) != 0) return ioprio;
-  int cls = policy == kSchedIdle ? 3 : rt() ? 1 : 2;
-  return (cls << kIoprioClassShift) | ((nice + 20) / 5);
-}
+int SchedState::EffectiveIoprio() const { return ioprio < 0 ? 0 : ioprio; }
 
 SchedState InitialSchedState() {
   SchedState s;

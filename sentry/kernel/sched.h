@@ -21,6 +21,7 @@ struct SandboxCpus {
   size_t mask_bytes = 8;  // the host kernel's cpumask size, what sched_getaffinity returns
   uint64_t fair_slice_ns = 0;  // sched_getattr's sched_runtime of a fair task, the host's
   int64_t rr_timeslice_ns = 100'000'000;  // SCHED_RR's sched_rr_get_interval
+  bool sched_ext = false;  // the host knows SCHED_EXT (7): a valid, fair-like policy then
   int count() const { return static_cast<int>(online.count()); }
 };
 
@@ -38,7 +39,7 @@ CpuSet CpuSetFromBytes(std::span<const uint8_t> in);
 
 // Linux's scheduling policies and ioprio classes.
 inline constexpr int kSchedOther = 0, kSchedFifo = 1, kSchedRr = 2, kSchedBatch = 3,
-                     kSchedIdle = 5, kSchedDeadline = 6;
+                     kSchedIdle = 5, kSchedDeadline = 6, kSchedExt = 7;
 inline constexpr int kIoprioClassShift = 13;
 
 struct SchedState {
@@ -52,10 +53,13 @@ struct SchedState {
   int ioprio = -1;  // -1: no I/O context yet
 
   bool rt() const { return policy == kSchedFifo || policy == kSchedRr; }
-  bool fair() const { return policy == kSchedOther || policy == kSchedBatch || policy == kSchedIdle; }
+  bool fair() const {
+    return policy == kSchedOther || policy == kSchedBatch || policy == kSchedIdle ||
+           policy == kSchedExt;
+  }
   // What a clone child starts with (SCHED_RESET_ON_FORK, the I/O context copy rule).
   SchedState ForChild() const;
-  // ioprio_get's answer: an unset class follows nice and policy, as Linux's.
+  // ioprio_get's answer for this thread: what was set (0 without an I/O context).
   int EffectiveIoprio() const;
   // /proc/PID/stat's priority field.
   int ProcPriority() const { return rt() ? -1 - rt_priority : 20 + nice; }
