@@ -29,9 +29,10 @@ std::string HostText(const char* path) {
 std::string NewUuid() {
   uint8_t b[16];
   arc4random_buf(b, sizeof(b));
-  return absl::StrFormat("%02x%02x%02x%02x-%02x%02x-4%x%02x-%x%02x-%02x%02x%02x%02x%02x%02x\n",
-                         b[0], b[1], b[2], b[3], b[4], b[5], b[6] & 15, b[7], 8 | (b[8] & 3),
-                         b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return absl::StrFormat(
+      "%02x%02x%02x%02x-%02x%02x-4%x%02x-%x%x%02x-%02x%02x%02x%02x%02x%02x\n", b[0], b[1], b[2],
+      b[3], b[4], b[5], b[6] & 15, b[7], 8 | (b[8] & 3), b[8] >> 4, b[9], b[10], b[11], b[12],
+      b[13], b[14], b[15]);
 }
 
 constexpr int64_t kNsPerTick = 10'000'000;  // USER_HZ 100
