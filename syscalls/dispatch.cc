@@ -87,8 +87,8 @@ void LogUnimplemented(uint64_t nr, const SyscallEntry* e) {
 void CountIo(kernel::Task& t, uint64_t nr, int64_t ret) {
   bool read = nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_preadv ||
               nr == SYS_preadv2;
-  bool write = nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 ||
-               nr == SYS_pwritev || nr == SYS_pwritev2;
+  bool write = nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_pwritev ||
+               nr == SYS_pwritev2;
   if (!(read || write) || ret == -EBADF) return;
   kernel::ThreadGroup& tg = t.tg();
   (read ? tg.io_syscr : tg.io_syscw).fetch_add(1, std::memory_order_relaxed);

@@ -11,8 +11,7 @@ namespace sentry::syscalls {
 namespace {
 
 constexpr int kIoprioWhoProcess = 1;  // PGRP 2 and USER 3: PRIO_* + 1
-constexpr int kIoprioClassNone = 0, kIoprioClassRt = 1, kIoprioClassBe = 2,
-              kIoprioClassIdle = 3;
+constexpr int kIoprioClassNone = 0, kIoprioClassRt = 1, kIoprioClassBe = 2, kIoprioClassIdle = 3;
 constexpr int kIoprioBeNorm = (kIoprioClassBe << kernel::kIoprioClassShift) | 4;
 
 // Calls `fn` on each thread `which` (PRIO_*) and `who` name;
@@ -71,8 +70,8 @@ Result<uint64_t> SysSetpriority(Task& t, int which, int who, int nice) {
   bool known = ForEachTarget(t, which, who, [&](Task& p) {
     if (!MayChange(t, p)) {
       err = EPERM;
-    } else if (nice < p.sched_.nice &&
-               20u - nice > p.tg().rlimits[RLIMIT_NICE].cur && !Privileged(t)) {
+    } else if (nice < p.sched_.nice && 20u - nice > p.tg().rlimits[RLIMIT_NICE].cur &&
+               !Privileged(t)) {
       err = EACCES;
     } else {
       if (err == ESRCH) err = 0;

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "syscalls/common.h"
@@ -102,8 +103,7 @@ Result<void> SetScheduler(Task& t, Task& p, SchedAttr a) {
       if (a.priority > static_cast<uint32_t>(s.rt_priority) && a.priority > rlim) need_priv = true;
     }
     if (policy == kernel::kSchedDeadline) need_priv = true;
-    if (s.policy == kernel::kSchedIdle && policy != kernel::kSchedIdle &&
-        !NiceAllowed(p, s.nice)) {
+    if (s.policy == kernel::kSchedIdle && policy != kernel::kSchedIdle && !NiceAllowed(p, s.nice)) {
       need_priv = true;
     }
     if (!SameOwner(t, p)) need_priv = true;

@@ -265,8 +265,8 @@ class Task final : public Blocker {
   bool group_stopped_ = false;  // this thread has parked for a group stop
   bool exec_kill_ = false;      // another thread of the group is exec'ing: leave quietly
   int pdeathsig_ = 0;
-  SchedState sched_;          // sched_*, nice, affinity, ioprio (sched.h)
-  uint32_t personality_ = 0;  // personality(2): inherited over clone, kept by execve
+  SchedState sched_;                     // sched_*, nice, affinity, ioprio (sched.h)
+  uint32_t personality_ = 0;             // personality(2): inherited over clone, kept by execve
   absl::Time start_time_ = absl::Now();  // /proc/PID/stat starttime
   // Waits that blocked: /proc/PID/status voluntary_ctxt_switches (not guarded: atomic).
   std::atomic<uint64_t> nvcsw_{0};

@@ -130,8 +130,8 @@ std::string ProcFs::StatLine(Proc& p) {
       "0 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
       p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, ticks(cpu.user_ns),
       ticks(cpu.sys_ns), ticks(tg.cpu_children.user_ns), ticks(tg.cpu_children.sys_ns),
-      sched.ProcPriority(), sched.nice, threads, start, vsize, u.resident, rsslim,
-      tg.exit_signal, cpu_id, sched.rt() ? sched.rt_priority : 0, sched.policy);
+      sched.ProcPriority(), sched.nice, threads, start, vsize, u.resident, rsslim, tg.exit_signal,
+      cpu_id, sched.rt() ? sched.rt_priority : 0, sched.policy);
 }
 
 std::string ProcFs::Status(Proc& p) {
@@ -170,8 +170,8 @@ std::string ProcFs::Status(Proc& p) {
         "RssAnon:\t%s\nRssFile:\t%s\nRssShmem:\t%s\nVmData:\t%s\nVmStk:\t%s\nVmExe:\t%s\n"
         "VmLib:\t%s\nVmPTE:\t%s\nVmSwap:\t%s\nHugetlbPages:\t%s\n",
         kb(u.size), kb(u.size), kb(0), kb(0), kb(u.resident), kb(u.resident),
-        kb(u.resident - std::min(u.shared, u.resident)), kb(u.shared), kb(0), kb(u.data),
-        kb(33), kb(u.text), kb(0), kb(0), kb(0), kb(0));
+        kb(u.resident - std::min(u.shared, u.resident)), kb(u.shared), kb(0), kb(u.data), kb(33),
+        kb(u.text), kb(0), kb(0), kb(0), kb(0));
   }
   out += absl::StrFormat(
       "CoreDumping:\t0\nTHP_enabled:\t1\nuntag_mask:\t0xffffffffffffffff\nThreads:\t%d\n"
@@ -199,13 +199,13 @@ std::string Limits(ThreadGroup& tg) {
     const char* name;
     const char* unit;
   } kRows[abi::kNumRlimits] = {
-      {"Max cpu time", "seconds"},     {"Max file size", "bytes"},
-      {"Max data size", "bytes"},      {"Max stack size", "bytes"},
-      {"Max core file size", "bytes"}, {"Max resident set", "bytes"},
-      {"Max processes", "processes"},  {"Max open files", "files"},
-      {"Max locked memory", "bytes"},  {"Max address space", "bytes"},
-      {"Max file locks", "locks"},     {"Max pending signals", "signals"},
-      {"Max msgqueue size", "bytes"},  {"Max nice priority", nullptr},
+      {"Max cpu time", "seconds"},        {"Max file size", "bytes"},
+      {"Max data size", "bytes"},         {"Max stack size", "bytes"},
+      {"Max core file size", "bytes"},    {"Max resident set", "bytes"},
+      {"Max processes", "processes"},     {"Max open files", "files"},
+      {"Max locked memory", "bytes"},     {"Max address space", "bytes"},
+      {"Max file locks", "locks"},        {"Max pending signals", "signals"},
+      {"Max msgqueue size", "bytes"},     {"Max nice priority", nullptr},
       {"Max realtime priority", nullptr}, {"Max realtime timeout", "us"},
   };
   auto v = [](uint64_t x) {
@@ -225,7 +225,8 @@ std::string Limits(ThreadGroup& tg) {
 std::string SmapsRollup(const mm::MemoryManager::Usage& u) {
   auto kb = [](uint64_t pages) { return pages * 4; };
   uint64_t anon = u.resident - std::min(u.shared, u.resident);
-  std::string out = "00400000-7ffffffff000 ---p 00000000 00:00 0                          [rollup]\n";
+  std::string out =
+      "00400000-7ffffffff000 ---p 00000000 00:00 0                          [rollup]\n";
   auto row = [&](const char* name, uint64_t v) {
     out += absl::StrFormat("%-16s%8d kB\n", std::string(name) + ":", v);
   };
@@ -412,17 +413,16 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
   dir->Add("mounts", mounts(false));
   dir->Add("mountinfo", mounts(true));
   dir->Add("cgroup", Text("0::/\n"));
-  dir->Add("oom_score_adj",
-           File(
-               [this, tgid, tid]() -> Result<std::string> {
-                 Proc p = SENTRY_TRY(Find(tgid, tid));
-                 absl::MutexLock l(&k_.mu());
-                 return absl::StrFormat("%d\n", p.tg->oom_score_adj);
-               },
-               0644,
-               [this, tgid, tid](const std::string& v) -> Result<void> {
-                 return SetOomScoreAdj(tgid, tid, v);
-               }));
+  dir->Add("oom_score_adj", File(
+                                [this, tgid, tid]() -> Result<std::string> {
+                                  Proc p = SENTRY_TRY(Find(tgid, tid));
+                                  absl::MutexLock l(&k_.mu());
+                                  return absl::StrFormat("%d\n", p.tg->oom_score_adj);
+                                },
+                                0644,
+                                [this, tgid, tid](const std::string& v) -> Result<void> {
+                                  return SetOomScoreAdj(tgid, tid, v);
+                                }));
   dir->Add("oom_adj", gen([](Proc& p) {
              // The legacy scale: -17 .. 15.
              int adj = p.tg->oom_score_adj;

@@ -29,10 +29,9 @@ std::string HostText(const char* path) {
 std::string NewUuid() {
   uint8_t b[16];
   arc4random_buf(b, sizeof(b));
-  return absl::StrFormat(
-      "%02x%02x%02x%02x-%02x%02x-4%x%02x-%x%x%02x-%02x%02x%02x%02x%02x%02x\n", b[0], b[1], b[2],
-      b[3], b[4], b[5], b[6] & 15, b[7], 8 | (b[8] & 3), b[8] >> 4, b[9], b[10], b[11], b[12],
-      b[13], b[14], b[15]);
+  return absl::StrFormat("%02x%02x%02x%02x-%02x%02x-4%x%02x-%x%x%02x-%02x%02x%02x%02x%02x%02x\n",
+                         b[0], b[1], b[2], b[3], b[4], b[5], b[6] & 15, b[7], 8 | (b[8] & 3),
+                         b[8] >> 4, b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 constexpr int64_t kNsPerTick = 10'000'000;  // USER_HZ 100
@@ -174,9 +173,9 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
   root.Add("uptime", b->File([b]() -> Result<std::string> { return b->Uptime(); }));
   root.Add("stat", b->File([b]() -> Result<std::string> { return b->Stat(); }));
   root.Add("loadavg", b->File([&k]() -> Result<std::string> {
-             SysinfoData d = Sysinfo(k);
-             return LoadavgText(k, d.loads);
-           }));
+    SysinfoData d = Sysinfo(k);
+    return LoadavgText(k, d.loads);
+  }));
   root.Add("filesystems", b->Text("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n"
                                   "nodev\tpipefs\nnodev\tdevpts\nnodev\toverlay\n"
                                   "nodev\tmqueue\n"));

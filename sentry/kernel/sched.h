@@ -16,9 +16,9 @@ inline constexpr int kMaxCpus = 1024;
 using CpuSet = std::bitset<kMaxCpus>;
 
 struct SandboxCpus {
-  CpuSet online;          // the CPUs the sandbox runs on: the Sentry's affinity at start
-  int nr_cpu_ids = 1;     // the host's possible CPUs (ids 0 .. nr_cpu_ids-1)
-  size_t mask_bytes = 8;  // the host kernel's cpumask size, what sched_getaffinity returns
+  CpuSet online;               // the CPUs the sandbox runs on: the Sentry's affinity at start
+  int nr_cpu_ids = 1;          // the host's possible CPUs (ids 0 .. nr_cpu_ids-1)
+  size_t mask_bytes = 8;       // the host kernel's cpumask size, what sched_getaffinity returns
   uint64_t fair_slice_ns = 0;  // sched_getattr's sched_runtime of a fair task, the host's
   int64_t rr_timeslice_ns = 100'000'000;  // SCHED_RR's sched_rr_get_interval
   bool sched_ext = false;  // the host knows SCHED_EXT (7): a valid, fair-like policy then
@@ -38,15 +38,15 @@ void CpuSetToBytes(const CpuSet& s, std::span<uint8_t> out);
 CpuSet CpuSetFromBytes(std::span<const uint8_t> in);
 
 // Linux's scheduling policies and ioprio classes.
-inline constexpr int kSchedOther = 0, kSchedFifo = 1, kSchedRr = 2, kSchedBatch = 3,
-                     kSchedIdle = 5, kSchedDeadline = 6, kSchedExt = 7;
+inline constexpr int kSchedOther = 0, kSchedFifo = 1, kSchedRr = 2, kSchedBatch = 3, kSchedIdle = 5,
+                     kSchedDeadline = 6, kSchedExt = 7;
 inline constexpr int kIoprioClassShift = 13;
 
 struct SchedState {
   int policy = kSchedOther;
   bool reset_on_fork = false;
-  int rt_priority = 0;  // 1..99 under SCHED_FIFO / SCHED_RR, else 0
-  int nice = 0;         // -20..19
+  int rt_priority = 0;    // 1..99 under SCHED_FIFO / SCHED_RR, else 0
+  int nice = 0;           // -20..19
   uint64_t slice_ns = 0;  // fair policies: sched_attr.sched_runtime (0: the default)
   uint64_t dl_runtime = 0, dl_deadline = 0, dl_period = 0;
   CpuSet affinity;

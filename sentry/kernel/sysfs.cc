@@ -18,8 +18,8 @@ vfs::InodeRef NewSysfs(Kernel&) {
   auto sb = std::make_shared<vfs::MemSuper>(kSysfsMagic);
   auto dir = [&sb]() { return std::make_shared<vfs::SyntheticDir>(sb, 0555); };
   auto text = [&sb](std::string s) -> vfs::InodeRef {
-    return std::make_shared<vfs::SyntheticFile>(
-        sb, 0444, [s]() -> Result<std::string> { return s; });
+    return std::make_shared<vfs::SyntheticFile>(sb, 0444,
+                                                [s]() -> Result<std::string> { return s; });
   };
   const SandboxCpus& cpus = Cpus();
   CpuSet possible;

@@ -27,13 +27,13 @@ HostMeminfo ReadHostMeminfo() {
     struct sysinfo si {};
     ::sysinfo(&si);
     auto kb = [&](uint64_t v) { return v * si.mem_unit / 1024; };
-    m.kb = {{"MemTotal", kb(si.totalram)},   {"MemFree", kb(si.freeram)},
+    m.kb = {{"MemTotal", kb(si.totalram)},    {"MemFree", kb(si.freeram)},
             {"MemAvailable", kb(si.freeram)}, {"Buffers", kb(si.bufferram)},
             {"Shmem", kb(si.sharedram)},      {"SwapTotal", kb(si.totalswap)},
             {"SwapFree", kb(si.freeswap)}};
     m.text.clear();
-    for (const char* f : {"MemTotal", "MemFree", "MemAvailable", "Buffers", "SwapTotal",
-                          "SwapFree", "Shmem"}) {
+    for (const char* f :
+         {"MemTotal", "MemFree", "MemAvailable", "Buffers", "SwapTotal", "SwapFree", "Shmem"}) {
       m.text += absl::StrFormat("%-16s%8d kB\n", std::string(f) + ":", m.kb[f]);
     }
   }
