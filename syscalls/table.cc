@@ -535,7 +535,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(306, "syncfs", SysSyncfs, Arg::kFd),
     PARTIAL(307, "sendmmsg", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
     UNIMPL(308, "setns", ""),
-    PARTIAL(309, "getcpu", SysGetcpu, "the host CPU of the Sentry thread serving the call when the thread's mask allows it, else the mask's first CPU; node 0", Arg::kPtr, Arg::kPtr, Arg::kPtr),
+    PARTIAL(309, "getcpu", SysGetcpu, "the host CPU of the Sentry thread serving the call when the thread's mask allows it, else the mask's first CPU; node 0. The vDSO's getcpu (glibc's sched_getcpu) reports the host CPU of the stub, which may lie outside the mask", Arg::kPtr, Arg::kPtr, Arg::kPtr),
     UNIMPL(310, "process_vm_readv", ""),
     UNIMPL(311, "process_vm_writev", ""),
     UNIMPL(312, "kcmp", ""),
