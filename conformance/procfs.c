@@ -2,7 +2,10 @@
 // cmdline, environ, maps, mounts, mountinfo, comm, task), /proc/self and
 // /proc/thread-self, process states of other processes (R, S, T, Z), and
 // the system-wide files (cpuinfo, meminfo, uptime, loadavg, filesystems,
-// sys/kernel/osrelease and hostname).
+// sys/kernel/osrelease and hostname), cross-checked against the syscalls
+// (sysinfo, getrlimit, sched_getaffinity, setpriority): stat, swaps, vmstat,
+// /proc/sys tunables, limits, io, oom_score_adj, smaps_rollup, the CPU count
+// in /sys/devices/system/cpu, and /dev/{full,random,std*,fd,shm}.
 //
 // Works in its own scratch directory under /tmp (conf_tmpdir).
 
@@ -11,8 +14,11 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
 static const char *tmp;
@@ -615,6 +621,324 @@ TEST(system_files) {
   CHECK(S_ISREG(st.st_mode));
 }
 
+// The machine-wide files against the syscalls: loadavg, meminfo vs sysinfo, the CPU count
+// everywhere it shows, uptime, stat, swaps, vmstat, version, cmdline.
+TEST(system_consistency) {
+  slurp("/proc/loadavg");
+  double l[3];
+  int running, total, last;
+  char tail;
+  CHECK_EQ(sscanf(big, "%lf %lf %lf %d/%d %d%c", &l[0], &l[1], &l[2], &running, &total,
+                  &last, &tail),
+           7);
+  CHECK_EQ(tail, '\n');
+  CHECK(running >= 1 && total >= running && last >= 1);
+  double g[3];
+  CHECK_EQ(getloadavg(g, 3), 3);
+
+  struct sysinfo si;
+  CHECK_OK(sysinfo(&si));
+  slurp("/proc/meminfo");
+  char val[64];
+  CHECK(field("MemTotal", val, sizeof(val)));
+  CHECK_EQ((unsigned long long)atol(val) * 1024,
+           (unsigned long long)si.totalram * si.mem_unit);
+  CHECK(field("SwapTotal", val, sizeof(val)));
+  CHECK_EQ((unsigned long long)atol(val) * 1024,
+           (unsigned long long)si.totalswap * si.mem_unit);
+
+  // The CPU count: sysconf, affinity, /sys, /proc/stat agree.
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  cpu_set_t set;
+  CHECK_OK(sched_getaffinity(0, sizeof(set), &set));
+  CHECK_EQ(CPU_COUNT(&set), n);
+  slurp("/sys/devices/system/cpu/online");
+  int online = 0;
+  for (char *p = big; *p && *p != '\n';) {
+    char *end;
+    long a = strtol(p, &end, 10), b = a;
+    if (*end == '-') b = strtol(end + 1, &end, 10);
+    online += (int)(b - a + 1);
+    p = *end == ',' ? end + 1 : end;
+  }
+  CHECK_EQ(online, n);
+  slurp("/sys/devices/system/cpu/possible");
+  CHECK(big[0] == '0');
+  slurp("/proc/stat");
+  CHECK(strncmp(big, "cpu ", 4) == 0);
+  int cpus = 0;
+  for (char *p = big; (p = strstr(p, "\ncpu")) != NULL; p++) cpus++;
+  CHECK_EQ(cpus, n);
+  CHECK(has_line_with("\nbtime "));
+  CHECK(has_line_with("\nprocs_running "));
+
+  slurp("/proc/uptime");
+  double up, idle;
+  CHECK_EQ(sscanf(big, "%lf %lf", &up, &idle), 2);
+  CHECK(up <= (double)si.uptime + 1.0);
+  CHECK(si.uptime <= up + 2.0);
+
+  slurp("/proc/swaps");
+  CHECK(strncmp(big, "Filename", 8) == 0);
+  slurp("/proc/vmstat");
+  CHECK(strncmp(big, "nr_free_pages ", 14) == 0);
+  slurp("/proc/version");
+  CHECK(strncmp(big, "Linux version ", 14) == 0);
+  size_t len = slurp("/proc/cmdline");
+  CHECK(len > 0 && big[len - 1] == '\n');
+  slurp("/sys/kernel/mm/transparent_hugepage/enabled");
+  CHECK(strchr(big, '[') != NULL);
+  struct stat st;
+  CHECK_OK(stat("/sys/fs/cgroup", &st));
+  CHECK(S_ISDIR(st.st_mode));
+}
+
+static long read_long(const char *path) {
+  slurp(path);
+  char *end;
+  long v = strtol(big, &end, 10);
+  CHECK(end != big && *end == '\n');
+  return v;
+}
+
+TEST(sys_tunables) {
+  CHECK(read_long("/proc/sys/kernel/pid_max") >= 32768);
+  CHECK_EQ(read_long("/proc/sys/kernel/ngroups_max"), sysconf(_SC_NGROUPS_MAX));
+  CHECK_EQ(read_long("/proc/sys/kernel/shmmni"), 4096);
+  CHECK_EQ(read_long("/proc/sys/kernel/msgmax"), 8192);
+  slurp("/proc/sys/kernel/shmmax");
+  CHECK(strtoull(big, NULL, 10) > 0);
+  slurp("/proc/sys/kernel/shmall");
+  CHECK(strtoull(big, NULL, 10) > 0);
+  long oc = read_long("/proc/sys/vm/overcommit_memory");
+  CHECK(oc >= 0 && oc <= 2);
+  CHECK(read_long("/proc/sys/vm/max_map_count") > 0);
+  CHECK(read_long("/proc/sys/fs/file-max") > 0);
+  struct rlimit rl;
+  CHECK_OK(getrlimit(RLIMIT_NOFILE, &rl));
+  CHECK((unsigned long)read_long("/proc/sys/fs/nr_open") >= rl.rlim_max);
+  CHECK(read_long("/proc/sys/fs/pipe-max-size") >= 4096);
+  // boot_id is fixed, uuid new at every read.
+  char a[64], b[64];
+  slurp("/proc/sys/kernel/random/boot_id");
+  CHECK_EQ(strlen(big), 37);
+  snprintf(a, sizeof(a), "%.63s", big);
+  slurp("/proc/sys/kernel/random/boot_id");
+  CHECK_EQ(strcmp(a, big), 0);
+  slurp("/proc/sys/kernel/random/uuid");
+  snprintf(b, sizeof(b), "%.63s", big);
+  slurp("/proc/sys/kernel/random/uuid");
+  CHECK_EQ(strlen(big), 37);
+  CHECK(strcmp(b, big) != 0);
+}
+
+// The per-process files that mirror syscalls: limits, status, stat, io, oom_score_adj.
+TEST(limits_file) {
+  static const char *names[] = {
+      "Max cpu time",      "Max file size",        "Max data size",
+      "Max stack size",    "Max core file size",   "Max resident set",
+      "Max processes",     "Max open files",       "Max locked memory",
+      "Max address space", "Max file locks",       "Max pending signals",
+      "Max msgqueue size", "Max nice priority",    "Max realtime priority",
+      "Max realtime timeout"};
+  struct rlimit low;
+  CHECK_OK(getrlimit(RLIMIT_CORE, &low));
+  low.rlim_cur = 0;
+  CHECK_OK(setrlimit(RLIMIT_CORE, &low));
+  slurp("/proc/self/limits");
+  CHECK(strncmp(big, "Limit                     Soft Limit           Hard Limit           Units     \n",
+                79) == 0);
+  char *line = strchr(big, '\n') + 1;
+  for (int r = 0; r < 16; r++) {
+    CHECK(strncmp(line, names[r], strlen(names[r])) == 0);
+    struct rlimit rl;
+    CHECK_OK(getrlimit(r, &rl));
+    char soft[32], hard[32];
+    CHECK_EQ(sscanf(line + 26, "%31s %31s", soft, hard), 2);
+    char want[32];
+    snprintf(want, sizeof(want), "%llu", (unsigned long long)rl.rlim_cur);
+    CHECK_EQ(strcmp(soft, rl.rlim_cur == RLIM_INFINITY ? "unlimited" : want), 0);
+    snprintf(want, sizeof(want), "%llu", (unsigned long long)rl.rlim_max);
+    CHECK_EQ(strcmp(hard, rl.rlim_max == RLIM_INFINITY ? "unlimited" : want), 0);
+    line = strchr(line, '\n') + 1;
+  }
+  CHECK_EQ(*line, '\0');
+}
+
+TEST(status_sched_fields) {
+  cpu_set_t all, one;
+  CHECK_OK(sched_getaffinity(0, sizeof(all), &all));
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  CHECK_OK(sched_setaffinity(0, sizeof(one), &one));
+  slurp("/proc/self/status");
+  char val[4096], want[64];
+  CHECK(field("Cpus_allowed_list", val, sizeof(val)));
+  snprintf(want, sizeof(want), "%d", first);
+  CHECK_EQ(strcmp(val, want), 0);
+  CHECK(field("Cpus_allowed", val, sizeof(val)));
+  CHECK(strtoul(strrchr(val, ',') ? strrchr(val, ',') + 1 : val, NULL, 16) ==
+        (first < 32 ? 1ul << first : 0));
+  CHECK_OK(sched_setaffinity(0, sizeof(all), &all));
+  static const char *fields[] = {"Umask", "NSpid", "NStgid", "VmSize", "VmRSS",
+                                 "SigQ", "SigIgn", "SigCgt", "CapEff", "Seccomp",
+                                 "Mems_allowed_list", "voluntary_ctxt_switches",
+                                 "nonvoluntary_ctxt_switches"};
+  for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+    const char *f = fields[i];
+    if (!field(f, val, sizeof(val))) {
+      fprintf(stderr, "status lacks %s\n", f);
+      CHECK(0);
+    }
+  }
+  CHECK(field("Umask", val, sizeof(val)));
+  CHECK_EQ(strcmp(val, "0022"), 0);
+  CHECK(field("NSpid", val, sizeof(val)));
+  CHECK_EQ(atoi(val), getpid());
+  // stat: nice and priority follow setpriority; threads; policy.
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    CHECK_OK(setpriority(PRIO_PROCESS, 0, 3));
+    slurp("/proc/self/stat");
+    char *p = strrchr(big, ')') + 2;
+    long f[52];
+    int i = 3;
+    for (; i <= 41 && p; i++) {
+      f[i] = strtol(p, NULL, 10);
+      p = strchr(p, ' ');
+      if (p) p++;
+    }
+    CHECK_EQ(f[18], 23);
+    CHECK_EQ(f[19], 3);
+    CHECK_EQ(f[20], 1);
+    CHECK_EQ(f[38], SIGCHLD);
+    CHECK_EQ(f[41], SCHED_OTHER);
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+}
+
+TEST(io_file) {
+  slurp("/proc/self/io");
+  unsigned long long rchar, wchar, syscr, syscw, rb, wb, cwb;
+  CHECK_EQ(sscanf(big,
+                  "rchar: %llu\nwchar: %llu\nsyscr: %llu\nsyscw: %llu\nread_bytes: %llu\n"
+                  "write_bytes: %llu\ncancelled_write_bytes: %llu\n",
+                  &rchar, &wchar, &syscr, &syscw, &rb, &wb, &cwb),
+           7);
+  int fd = open("/dev/zero", O_RDONLY);
+  CHECK(fd >= 0);
+  char b[1000];
+  CHECK_EQ(read(fd, b, sizeof(b)), 1000);
+  CHECK_OK(close(fd));
+  slurp("/proc/self/io");
+  unsigned long long rchar2, syscr2;
+  CHECK_EQ(sscanf(big, "rchar: %llu\nwchar: %*u\nsyscr: %llu", &rchar2, &syscr2), 2);
+  CHECK(rchar2 >= rchar + 1000);
+  CHECK(syscr2 >= syscr + 1);
+}
+
+static void put_oom(const char *v, int want_errno) {
+  int fd = open("/proc/self/oom_score_adj", O_WRONLY);
+  CHECK(fd >= 0);
+  ssize_t n = write(fd, v, strlen(v));
+  if (want_errno) {
+    CHECK_EQ(n, -1);
+    CHECK_EQ(errno, want_errno);
+  } else {
+    CHECK_EQ(n, (ssize_t)strlen(v));
+  }
+  CHECK_OK(close(fd));
+}
+
+TEST(oom_score_adj) {
+  slurp("/proc/self/oom_score_adj");
+  CHECK_EQ(strcmp(big, "0\n"), 0);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    put_oom("123\n", 0);
+    slurp("/proc/self/oom_score_adj");
+    CHECK_EQ(strcmp(big, "123\n"), 0);
+    put_oom("1001", EINVAL);
+    put_oom("-1001", EINVAL);
+    put_oom("abc", EINVAL);
+    // (Not below 0: that needs CAP_SYS_RESOURCE, which the host's root may lack.)
+    put_oom(" 1000 ", 0);
+    slurp("/proc/self/oom_score_adj");
+    CHECK_EQ(strcmp(big, "1000\n"), 0);
+    slurp("/proc/self/oom_adj");
+    CHECK_EQ(strcmp(big, "15\n"), 0);
+    put_oom("500", 0);
+    // Inherited over fork; a child's own value does not touch the parent's.
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+      slurp("/proc/self/oom_score_adj");
+      CHECK_EQ(strcmp(big, "500\n"), 0);
+      put_oom("7", 0);
+      _exit(0);
+    }
+    CHECK_EXIT(c, 0);
+    slurp("/proc/self/oom_score_adj");
+    CHECK_EQ(strcmp(big, "500\n"), 0);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", getppid());
+    slurp(path);
+    CHECK_EQ(strcmp(big, "0\n"), 0);
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+  slurp("/proc/self/oom_score");
+  CHECK(atoi(big) >= 0);
+}
+
+TEST(smaps_rollup_and_cgroup) {
+  slurp("/proc/self/smaps_rollup");
+  CHECK(strstr(big, "[rollup]\n") != NULL);
+  char val[64];
+  CHECK(field("Rss", val, sizeof(val)));
+  CHECK(strstr(val, " kB") != NULL);
+  CHECK(field("Pss", val, sizeof(val)));
+  CHECK(field("Swap", val, sizeof(val)));
+  slurp("/proc/self/cgroup");
+  CHECK(has_line_with("0::/"));
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/status", conf_gettid());
+  slurp(path);
+  CHECK(field("Cpus_allowed_list", val, sizeof(val)));
+}
+
+// /dev: full, random, the std* links and fd, and a tmpfs /dev/shm.
+TEST(dev_files) {
+  int fd = open("/dev/full", O_RDWR);
+  CHECK(fd >= 0);
+  CHECK_ERRNO(write(fd, "x", 1), ENOSPC);
+  char b[16];
+  memset(b, 1, sizeof(b));
+  CHECK_EQ(read(fd, b, sizeof(b)), 16);
+  CHECK_EQ(b[0] | b[15], 0);
+  CHECK_OK(close(fd));
+  fd = open("/dev/random", O_RDONLY);
+  CHECK(fd >= 0);
+  CHECK_EQ(read(fd, b, sizeof(b)), 16);
+  CHECK_OK(close(fd));
+  readlink_is("/dev/stdin", "/proc/self/fd/0");
+  readlink_is("/dev/stdout", "/proc/self/fd/1");
+  readlink_is("/dev/stderr", "/proc/self/fd/2");
+  readlink_is("/dev/fd", "/proc/self/fd");
+  struct stat st;
+  CHECK_OK(stat("/dev/fd/0", &st));
+  struct statfs sf;
+  CHECK_OK(statfs("/dev/shm", &sf));
+  CHECK_EQ(sf.f_type, 0x01021994);  // TMPFS_MAGIC
+  CHECK_OK(stat("/dev/shm", &st));
+  CHECK_EQ(st.st_mode & 07777, 01777);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   if (argc > 1) return child_main(argc, argv);
@@ -639,6 +963,14 @@ int main(int argc, char **argv) {
   RUN(task_directory);
   RUN(child_states);
   RUN(system_files);
+  RUN(system_consistency);
+  RUN(sys_tunables);
+  RUN(limits_file);
+  RUN(status_sched_fields);
+  RUN(io_file);
+  RUN(oom_score_adj);
+  RUN(smaps_rollup_and_cgroup);
+  RUN(dev_files);
   conf_tmpdir_remove();
   PASS("procfs");
   return 0;

@@ -16,6 +16,7 @@
 #include "sentry/kernel/kernel.h"
 #include "sentry/kernel/procfs.h"
 #include "syscalls/dispatch.h"
+#include "sentry/kernel/sysfs.h"
 #include "vfs/devfs.h"
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
@@ -107,8 +108,13 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   SENTRY_RETURN_IF_ERROR(mount("/dev", vfs::NewDevfs(), "devtmpfs", MS_NOSUID));
   SENTRY_RETURN_IF_ERROR(
       mount("/dev/pts", Result<vfs::InodeRef>(vfs::NewDevpts()), "devpts", MS_NOSUID | MS_NOEXEC));
-  // /proc is mounted once the kernel exists (it describes the kernel's processes).
+  // POSIX shared memory (shm_open) and sem_open live in a tmpfs of their own, as on Linux.
+  SENTRY_RETURN_IF_ERROR(
+      mount("/dev/shm", vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
+  // /proc and /sys are mounted once the kernel exists (they describe the kernel's processes
+  // and the sandbox's CPUs).
   if (auto r = MakeDirs(*v, ctx, "/proc"); !r.ok()) return Err("/proc", r.error());
+  if (auto r = MakeDirs(*v, ctx, "/sys"); !r.ok()) return Err("/sys", r.error());
   for (const auto& b : opts.binds) {
     bool bind_ro = b.read_only;
     auto broot = vfs::NewGoferRoot(client, b.guest, &bind_ro);
@@ -207,6 +213,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     auto r = k.vfs().MountAt(*target, kernel::NewProcfs(k), "proc", "proc",
                              MS_NOSUID | MS_NODEV | MS_NOEXEC);
     if (!r.ok()) return Err("mount /proc", r.error());
+    auto sys = k.vfs().Resolve(ctx, ctx.root, "/sys", true);
+    if (!sys.ok()) return Err("/sys", sys.error());
+    r = k.vfs().MountAt(*sys, kernel::NewSysfs(k), "sysfs", "sysfs",
+                        MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    if (!r.ok()) return Err("mount /sys", r.error());
   }
   k.set_dispatch(&syscalls::Dispatch);
   if (opts.max_tasks > 0) k.set_max_tasks(opts.max_tasks);

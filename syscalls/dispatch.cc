@@ -1,6 +1,7 @@
 #include "syscalls/dispatch.h"
 
 #include <asm/unistd.h>
+#include <sys/syscall.h>
 
 #include <atomic>
 #include <bitset>
@@ -82,6 +83,18 @@ void LogUnimplemented(uint64_t nr, const SyscallEntry* e) {
   log::Sentry().info("unimplemented syscall {} ({}): ENOSYS", nr, e ? e->name : "unknown");
 }
 
+// /proc/PID/io: calls and bytes of the read and write families, as Linux's rchar/syscr.
+void CountIo(kernel::Task& t, uint64_t nr, int64_t ret) {
+  bool read = nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_preadv ||
+              nr == SYS_preadv2;
+  bool write = nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_pwritev ||
+               nr == SYS_pwritev2;
+  if (!(read || write) || ret == -EBADF) return;
+  kernel::ThreadGroup& tg = t.tg();
+  (read ? tg.io_syscr : tg.io_syscw).fetch_add(1, std::memory_order_relaxed);
+  if (ret > 0) (read ? tg.io_rchar : tg.io_wchar).fetch_add(ret, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 int64_t Dispatch(kernel::Task& t) {
@@ -107,6 +120,7 @@ int64_t Dispatch(kernel::Task& t) {
                           res.error().file(), res.error().line());
     }
   }
+  CountIo(t, nr, ret);
   if (tracing) Strace(t, e, nr, a, ret, std::chrono::steady_clock::now() - start, pre);
   if (!t.exiting_) r.rax = static_cast<uint64_t>(ret);
   return ret;

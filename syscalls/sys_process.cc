@@ -84,6 +84,8 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
       tg->argv = p.argv;
       tg->envp = p.envp;
       tg->exe = p.exe;
+      tg->oom_score_adj = p.oom_score_adj;
+      tg->oom_score_adj_min = p.oom_score_adj_min;
       tg->handlers = std::make_shared<kernel::SignalHandlers>(*p.handlers);
       parent->children.push_back(tg);
       k.groups()[tid] = tg;
@@ -91,6 +93,8 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     }
     child->tg_->tasks.push_back(child.get());
     child->mask_ = t.mask_;
+    child->sched_ = t.sched_.ForChild();
+    child->personality_ = t.personality_;
     k.Register(child);
   }
   child->set_comm(t.comm());
@@ -643,16 +647,6 @@ Result<uint64_t> SysSetrlimit(Task& t, unsigned res, GuestAddr in) {
 Result<uint64_t> SysSchedYield(Task&) {
   sched_yield();
   return 0;
-}
-
-Result<uint64_t> SysSchedGetaffinity(Task& t, int pid, size_t len, GuestAddr mask) {
-  (void)pid;
-  if (len < 8 || (len & 7)) return Errno(EINVAL);
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) CPU_ZERO(&set);
-  size_t n = std::min(len, sizeof(set));
-  SENTRY_TRY(t.CopyOutBytes(mask, {reinterpret_cast<uint8_t*>(&set), n}));
-  return n;
 }
 
 Result<uint64_t> SysGetrandom(Task& t, GuestAddr buf, size_t len, unsigned flags) {

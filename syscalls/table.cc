@@ -154,7 +154,24 @@ Result<uint64_t> SysRtSigreturn(Task& t);
 Result<uint64_t> SysRtSigsuspend(Task& t, GuestAddr set, size_t size);
 Result<uint64_t> SysRtSigtimedwait(Task& t, GuestAddr set, GuestAddr info_addr, GuestAddr timeout, size_t size);
 Result<uint64_t> SysRtTgsigqueueinfo(Task& t, int tgid, int tid, int sig, GuestAddr uinfo);
-Result<uint64_t> SysSchedGetaffinity(Task& t, int pid, size_t len, GuestAddr mask);
+Result<uint64_t> SysSchedGetaffinity(Task& t, int pid, uint32_t len, GuestAddr mask);
+Result<uint64_t> SysSchedSetaffinity(Task& t, int pid, uint32_t len, GuestAddr mask);
+Result<uint64_t> SysGetcpu(Task& t, GuestAddr cpu, GuestAddr node, GuestAddr tcache);
+Result<uint64_t> SysSchedSetscheduler(Task& t, int pid, int policy, GuestAddr param);
+Result<uint64_t> SysSchedSetparam(Task& t, int pid, GuestAddr param);
+Result<uint64_t> SysSchedGetscheduler(Task& t, int pid);
+Result<uint64_t> SysSchedGetparam(Task& t, int pid, GuestAddr param);
+Result<uint64_t> SysSchedSetattr(Task& t, int pid, GuestAddr attr, uint32_t flags);
+Result<uint64_t> SysSchedGetattr(Task& t, int pid, GuestAddr attr, uint32_t size, uint32_t flags);
+Result<uint64_t> SysSchedGetPriorityMax(Task& t, int policy);
+Result<uint64_t> SysSchedGetPriorityMin(Task& t, int policy);
+Result<uint64_t> SysSchedRrGetInterval(Task& t, int pid, GuestAddr interval);
+Result<uint64_t> SysGetpriority(Task& t, int which, int who);
+Result<uint64_t> SysSetpriority(Task& t, int which, int who, int nice);
+Result<uint64_t> SysIoprioSet(Task& t, int which, int who, int ioprio);
+Result<uint64_t> SysIoprioGet(Task& t, int which, int who);
+Result<uint64_t> SysSysinfo(Task& t, GuestAddr info);
+Result<uint64_t> SysPersonality(Task& t, uint32_t persona);
 Result<uint64_t> SysSchedYield(Task&);
 Result<uint64_t> SysSelect(Task& t, int nfds, GuestAddr r, GuestAddr w, GuestAddr e, GuestAddr tv_addr);
 Result<uint64_t> SysSetRobustList(Task& t, uint64_t head, size_t len);
@@ -316,7 +333,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(96, "gettimeofday", SysGettimeofday, Arg::kPtr, Arg::kPtr),
     FULL(97, "getrlimit", SysGetrlimit, Arg::kInt, Arg::kPtr),
     PARTIAL(98, "getrusage", SysGetrusage, "CPU times only (the stubs' plus the Sentry's work for the task, as system time); the other fields are zero", Arg::kInt, Arg::kPtr),
-    UNIMPL(99, "sysinfo", ""),
+    PARTIAL(99, "sysinfo", SysSysinfo, "uptime and procs are the sandbox's (procs: guest threads); loads, RAM and swap are the host's", Arg::kPtr),
     FULL(100, "times", SysTimes, Arg::kPtr),
     UNIMPL(101, "ptrace", "not planned inside the sandbox yet"),
     FULL(102, "getuid", SysGetuid),
@@ -352,20 +369,20 @@ constexpr SyscallEntry kTable[] = {
     FULL(132, "utime", SysUtime, Arg::kStr, Arg::kPtr),
     PARTIAL(133, "mknod", SysMknod, "FIFOs open without waiting for the other side", Arg::kStr, Arg::kOct, Arg::kHex),
     UNIMPL(134, "uselib", ""),
-    UNIMPL(135, "personality", ""),
+    PARTIAL(135, "personality", SysPersonality, "any value is stored, inherited over clone and kept by execve (READ_IMPLIES_EXEC dropped); the sandbox never randomizes, so ADDR_NO_RANDOMIZE and the other flags change nothing", Arg::kHex),
     UNIMPL(136, "ustat", ""),
     FULL(137, "statfs", SysStatfs, Arg::kStr, Arg::kPtr),
     FULL(138, "fstatfs", SysFstatfs, Arg::kFd, Arg::kPtr),
     UNIMPL(139, "sysfs", ""),
-    UNIMPL(140, "getpriority", ""),
-    UNIMPL(141, "setpriority", ""),
-    UNIMPL(142, "sched_setparam", ""),
-    UNIMPL(143, "sched_getparam", ""),
-    UNIMPL(144, "sched_setscheduler", ""),
-    UNIMPL(145, "sched_getscheduler", ""),
-    UNIMPL(146, "sched_get_priority_max", ""),
-    UNIMPL(147, "sched_get_priority_min", ""),
-    UNIMPL(148, "sched_rr_get_interval", ""),
+    FULL(140, "getpriority", SysGetpriority, Arg::kInt, Arg::kInt),
+    PARTIAL(141, "setpriority", SysSetpriority, "nice is stored per thread with Linux's rules (RLIMIT_NICE, EACCES, EPERM); it does not change how the host schedules the thread", Arg::kInt, Arg::kInt, Arg::kInt),
+    PARTIAL(142, "sched_setparam", SysSchedSetparam, "stored and reported, not applied on the host", Arg::kInt, Arg::kPtr),
+    FULL(143, "sched_getparam", SysSchedGetparam, Arg::kInt, Arg::kPtr),
+    PARTIAL(144, "sched_setscheduler", SysSchedSetscheduler, "policy and priority are stored per thread with Linux's checks (FIFO/RR need a root guest or RLIMIT_RTPRIO); the host runs every guest thread as SCHED_OTHER", Arg::kInt, Arg::kInt, Arg::kPtr),
+    FULL(145, "sched_getscheduler", SysSchedGetscheduler, Arg::kInt),
+    FULL(146, "sched_get_priority_max", SysSchedGetPriorityMax, Arg::kInt),
+    FULL(147, "sched_get_priority_min", SysSchedGetPriorityMin, Arg::kInt),
+    PARTIAL(148, "sched_rr_get_interval", SysSchedRrGetInterval, "SCHED_RR: the host's sched_rr_timeslice_ms; fair policies: the host's answer for a fair thread", Arg::kInt, Arg::kPtr),
     UNIMPL(149, "mlock", ""),
     UNIMPL(150, "munlock", ""),
     UNIMPL(151, "mlockall", ""),
@@ -420,8 +437,8 @@ constexpr SyscallEntry kTable[] = {
     FULL(200, "tkill", SysTkill, Arg::kInt, Arg::kSig),
     FULL(201, "time", SysTime, Arg::kPtr),
     PARTIAL(202, "futex", SysFutex, "no PI futexes; WAKE_OP is not atomic against plain guest stores", Arg::kPtr, Arg::kHex, Arg::kUint, Arg::kPtr, Arg::kPtr, Arg::kHex),
-    UNIMPL(203, "sched_setaffinity", ""),
-    PARTIAL(204, "sched_getaffinity", SysSchedGetaffinity, "reports the host CPUs", Arg::kInt, Arg::kUint, Arg::kPtr),
+    PARTIAL(203, "sched_setaffinity", SysSchedSetaffinity, "the mask (cut to the sandbox's CPUs; none left: EINVAL) is stored per thread and inherited; the Sentry still places the thread itself", Arg::kInt, Arg::kUint, Arg::kPtr),
+    FULL(204, "sched_getaffinity", SysSchedGetaffinity, Arg::kInt, Arg::kUint, Arg::kPtr),
     UNIMPL(205, "set_thread_area", ""),
     UNIMPL(206, "io_setup", ""),
     UNIMPL(207, "io_destroy", ""),
@@ -468,8 +485,8 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(248, "add_key", ""),
     UNIMPL(249, "request_key", ""),
     UNIMPL(250, "keyctl", ""),
-    UNIMPL(251, "ioprio_set", ""),
-    UNIMPL(252, "ioprio_get", ""),
+    PARTIAL(251, "ioprio_set", SysIoprioSet, "stored per thread with Linux's checks; no effect on host I/O", Arg::kInt, Arg::kInt, Arg::kHex),
+    FULL(252, "ioprio_get", SysIoprioGet, Arg::kInt, Arg::kInt),
     FULL(253, "inotify_init", SysInotifyInit),
     PARTIAL(254, "inotify_add_watch", SysInotifyAddWatch, "events for changes made inside the sandbox only (not host-side changes under gofer mounts); a hard link made on the overlay is a separate inode to watches; IN_EXCL_UNLINK accepted, not applied; no IN_UNMOUNT", Arg::kFd, Arg::kStr, Arg::kHex),
     FULL(255, "inotify_rm_watch", SysInotifyRmWatch, Arg::kFd, Arg::kInt),
@@ -526,13 +543,13 @@ constexpr SyscallEntry kTable[] = {
     FULL(306, "syncfs", SysSyncfs, Arg::kFd),
     PARTIAL(307, "sendmmsg", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
     UNIMPL(308, "setns", ""),
-    UNIMPL(309, "getcpu", ""),
+    PARTIAL(309, "getcpu", SysGetcpu, "the host CPU of the Sentry thread serving the call when the thread's mask allows it, else the mask's first CPU; node 0. The vDSO's getcpu (glibc's sched_getcpu) reports the host CPU of the stub, which may lie outside the mask", Arg::kPtr, Arg::kPtr, Arg::kPtr),
     UNIMPL(310, "process_vm_readv", ""),
     UNIMPL(311, "process_vm_writev", ""),
     UNIMPL(312, "kcmp", ""),
     UNIMPL(313, "finit_module", ""),
-    UNIMPL(314, "sched_setattr", ""),
-    UNIMPL(315, "sched_getattr", ""),
+    PARTIAL(314, "sched_setattr", SysSchedSetattr, "as sched_setscheduler; SCHED_DEADLINE parameters are checked and stored (no admission control); utilization clamps: EOPNOTSUPP", Arg::kInt, Arg::kPtr, Arg::kHex),
+    FULL(315, "sched_getattr", SysSchedGetattr, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
     PARTIAL(316, "renameat2", SysRenameat2, "RENAME_WHITEOUT unsupported; lower-layer directories: EXDEV", Arg::kFd, Arg::kStr, Arg::kFd, Arg::kStr, Arg::kHex),
     UNIMPL(317, "seccomp", ""),
     FULL(318, "getrandom", SysGetrandom, Arg::kPtr, Arg::kUint, Arg::kHex),

@@ -24,6 +24,8 @@ Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs
   // Service threads start now: later a guest may have used up what the host gives.
   TimerQueue::Global();
   InstallTtyHost(*this);
+  // The sandbox's CPUs, read before any Sentry thread is pinned to one of them.
+  (void)Cpus();
 }
 
 Kernel::~Kernel() = default;
@@ -77,6 +79,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
       tg->rlimits[r] = {rl.rlim_cur, rl.rlim_max};
     }
     tg->rlimits[RLIMIT_NOFILE] = opts.nofile;
+    init->sched_ = InitialSchedState();
     init->tg_ = tg;
     groups_[pid] = tg;
     Register(init);

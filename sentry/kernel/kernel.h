@@ -26,6 +26,7 @@
 #include "sentry/base/guest_addr.h"
 #include "sentry/base/wait_queue.h"
 #include "sentry/kernel/cputime.h"
+#include "sentry/kernel/sched.h"
 #include "sentry/kernel/timers.h"
 #include "sentry/mm/memory_manager.h"
 #include "vfs/fd_table.h"
@@ -153,6 +154,13 @@ class ThreadGroup {
   std::vector<std::string> envp;  // /proc/PID/environ
   vfs::FileRef exe;               // /proc/PID/exe
   bool did_exec = false;          // setpgid on a child that has exec'd fails with EACCES
+  // /proc/PID/oom_score_adj: inherited over fork; lowering below `oom_score_adj_min` (what a
+  // privileged writer last set) needs CAP_SYS_RESOURCE.
+  int oom_score_adj = 0;
+  int oom_score_adj_min = 0;
+
+  // /proc/PID/io: bytes and calls of the read and write families (not guarded: atomics).
+  std::atomic<uint64_t> io_rchar{0}, io_wchar{0}, io_syscr{0}, io_syscw{0};
 
   // Notified when a child changes state (exit, stop, continue). Not guarded.
   WaitQueue child_events;
@@ -270,6 +278,12 @@ class Task final : public Blocker {
   bool group_stopped_ = false;  // this thread has parked for a group stop
   bool exec_kill_ = false;      // another thread of the group is exec'ing: leave quietly
   int pdeathsig_ = 0;
+  SchedState sched_;                     // sched_*, nice, affinity, ioprio (sched.h)
+  uint32_t personality_ = 0;             // personality(2): inherited over clone, kept by execve
+  absl::Time start_time_ = absl::Now();  // /proc/PID/stat starttime
+  // Waits that blocked: /proc/PID/status voluntary_ctxt_switches (not guarded: atomic).
+  std::atomic<uint64_t> nvcsw_{0};
+  std::atomic<bool> sleeping_{false};  // inside Wait / WaitHostFd (/proc/loadavg's running)
   // CPU time (cputime.h). The live sources are read only on demand; a stub's time moves to
   // cpu_retired_ before the stub is killed (execve, exit), while its clock can still be read.
   std::vector<int> cpu_pids_;  // the current stub's host processes (Context::cpu_pids)
@@ -346,6 +360,8 @@ class Kernel {
 
   // PIDs (guarded by mu_).
   int AllocPid() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The last PID handed out (/proc/loadavg).
+  int LastPid() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return next_pid_ - 1; }
   Task* TaskByTid(int tid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ThreadGroup* GroupByTgid(int tgid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<ThreadGroup*> AllGroups() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -13,6 +13,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "sentry/kernel/procfs_system.h"
+#include "sentry/kernel/sched.h"
 #include "vfs/synthetic.h"
 
 namespace sentry::kernel {
@@ -22,14 +24,6 @@ using vfs::InodeRef;
 using vfs::SyntheticDir;
 using vfs::SyntheticFile;
 using vfs::SyntheticSymlink;
-
-// Reads a host file that only describes the hardware (cpuinfo, meminfo).
-std::string HostText(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 constexpr uint32_t kProcSuperMagic = 0x9fa0;  // statfs f_type of /proc
 
@@ -65,6 +59,7 @@ class ProcFs {
   InodeRef FdDir(int tgid, bool info);
   std::string StatLine(Proc& p);
   std::string Status(Proc& p);
+  Result<void> SetOomScoreAdj(int tgid, int tid, std::string v);
 
   Kernel& k_;
   vfs::MemSuperRef sb_;
@@ -120,14 +115,23 @@ std::string ProcFs::StatLine(Proc& p) {
   bool whole = p.task == nullptr || p.task == tg.leader;
   CpuTime cpu = whole ? k_.GroupCpuUsage(tg) : p.task->CpuUsage();
   auto ticks = [](int64_t ns) { return ns / 10000000; };  // USER_HZ 100
+  SchedState sched = p.task ? p.task->sched_ : SchedState{};
+  int64_t start = p.task ? ticks(absl::ToInt64Nanoseconds(p.task->start_time_ - k_.boot_time)) : 0;
+  int cpu_id = 0;
+  while (cpu_id + 1 < kMaxCpus && !sched.affinity[cpu_id] && sched.affinity.any()) cpu_id++;
+  uint64_t rsslim = tg.rlimits[RLIMIT_RSS].cur;
   // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
-  // stime cutime cstime priority nice threads itrealvalue starttime vsize rss ...
+  // stime cutime cstime priority nice threads itrealvalue starttime vsize rss rsslim
+  // startcode endcode startstack esp eip signal blocked sigignore sigcatch wchan nswap cnswap
+  // exit_signal processor rt_priority policy blkio_ticks guest_time cguest_time start_data
+  // end_data start_brk arg_start arg_end env_start env_end exit_code
   return absl::StrFormat(
-      "%d (%s) %c %d %d %d 0 -1 4194304 0 0 0 0 %d %d %d %d 20 0 %d 0 0 %d %d "
-      "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+      "%d (%s) %c %d %d %d 0 -1 4194304 0 0 0 0 %d %d %d %d %d %d %d 0 %d %d %d %u "
+      "0 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
       p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, ticks(cpu.user_ns),
-      ticks(cpu.sys_ns), ticks(tg.cpu_children.user_ns), ticks(tg.cpu_children.sys_ns), threads,
-      vsize, u.resident);
+      ticks(cpu.sys_ns), ticks(tg.cpu_children.user_ns), ticks(tg.cpu_children.sys_ns),
+      sched.ProcPriority(), sched.nice, threads, start, vsize, u.resident, rsslim, tg.exit_signal,
+      cpu_id, sched.rt() ? sched.rt_priority : 0, sched.policy);
 }
 
 std::string ProcFs::Status(Proc& p) {
@@ -135,23 +139,136 @@ std::string ProcFs::Status(Proc& p) {
   const char* state = tg.zombie ? "Z (zombie)" : tg.stopped ? "T (stopped)" : "S (sleeping)";
   if (p.task == Task::Current()) state = "R (running)";
   const Credentials& c = tg.creds;
-  std::string groups = absl::StrJoin(c.groups, " ");
-  mm::MemoryManager::Usage u;  // VmPeak is not tracked: shown as VmSize
+  std::string groups;
+  for (uint32_t g : c.groups) groups += absl::StrFormat("%s%u", groups.empty() ? "" : " ", g);
+  mm::MemoryManager::Usage u;  // VmPeak and VmHWM are not tracked: shown as VmSize, VmRSS
   if (tg.mm) u = tg.mm->MemoryUsage();
-  return absl::StrFormat(
-      "Name:\t%s\nUmask:\t0022\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\n"
-      "TracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s\n"
-      "VmPeak:\t%8d kB\nVmSize:\t%8d kB\nVmRSS:\t%8d kB\nThreads:\t%d\n"
-      "SigQ:\t0/0\nSigPnd:\t0000000000000000\nShdPnd:\t%016x\nSigBlk:\t0000000000000000\n"
-      "SigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\nCapInh:\t0000000000000000\n"
-      "CapPrm:\t%s\nCapEff:\t%s\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\n"
-      "NoNewPrivs:\t0\nSeccomp:\t0\nCpus_allowed_list:\t0-%d\n",
-      p.task ? p.task->comm() : "", state, tg.tgid, p.task ? p.task->tid() : tg.tgid,
-      tg.parent ? tg.parent->tgid : 0, c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid, c.sgid,
-      c.fsgid, groups, u.size * 4, u.size * 4, u.resident * 4,
-      std::max<size_t>(tg.tasks.size(), 1), tg.pending.set,
-      c.euid == 0 ? "000001ffffffffff" : "0000000000000000",
-      c.euid == 0 ? "000001ffffffffff" : "0000000000000000", get_nprocs() - 1);
+  int tid = p.task ? p.task->tid() : tg.tgid;
+  SchedState sched = p.task ? p.task->sched_ : SchedState{};
+  uint32_t umask = p.task && p.task->fs_ref() ? p.task->fs().umask() : 022;
+  abi::SigSet ign = 0, cgt = 0;
+  if (tg.handlers) {
+    for (int i = 0; i < abi::kNumSignals; i++) {
+      uint64_t h = tg.handlers->actions[i].handler;
+      if (h == abi::kSigIgn) ign |= abi::SigBit(i + 1);
+      if (h != abi::kSigIgn && h != abi::kSigDfl) cgt |= abi::SigBit(i + 1);
+    }
+  }
+  abi::SigSet pnd = p.task ? p.task->pending_.set : 0, blk = p.task ? p.task->mask_ : 0;
+  const char* caps = c.euid == 0 ? "000001ffffffffff" : "0000000000000000";
+  std::string out = absl::StrFormat(
+      "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\n"
+      "TracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
+      "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\nKthread:\t0\n",
+      p.task ? p.task->comm() : "", umask, state, tg.tgid, tid, tg.parent ? tg.parent->tgid : 0,
+      c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, groups, tg.tgid, tid,
+      tg.pgid, tg.sid);
+  auto kb = [](uint64_t pages) { return absl::StrFormat("%8d kB", pages * 4); };
+  if (tg.mm) {
+    out += absl::StrFormat(
+        "VmPeak:\t%s\nVmSize:\t%s\nVmLck:\t%s\nVmPin:\t%s\nVmHWM:\t%s\nVmRSS:\t%s\n"
+        "RssAnon:\t%s\nRssFile:\t%s\nRssShmem:\t%s\nVmData:\t%s\nVmStk:\t%s\nVmExe:\t%s\n"
+        "VmLib:\t%s\nVmPTE:\t%s\nVmSwap:\t%s\nHugetlbPages:\t%s\n",
+        kb(u.size), kb(u.size), kb(0), kb(0), kb(u.resident), kb(u.resident),
+        kb(u.resident - std::min(u.shared, u.resident)), kb(u.shared), kb(0), kb(u.data), kb(33),
+        kb(u.text), kb(0), kb(0), kb(0), kb(0));
+  }
+  out += absl::StrFormat(
+      "CoreDumping:\t0\nTHP_enabled:\t1\nuntag_mask:\t0xffffffffffffffff\nThreads:\t%d\n"
+      "SigQ:\t%d/%d\nSigPnd:\t%016x\nShdPnd:\t%016x\nSigBlk:\t%016x\nSigIgn:\t%016x\n"
+      "SigCgt:\t%016x\nCapInh:\t0000000000000000\nCapPrm:\t%s\nCapEff:\t%s\n"
+      "CapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\n"
+      "Seccomp_filters:\t0\nCpus_allowed:\t%s\nCpus_allowed_list:\t%s\n"
+      "Mems_allowed:\t%s00000001\nMems_allowed_list:\t0\n"
+      "voluntary_ctxt_switches:\t%d\nnonvoluntary_ctxt_switches:\t0\n",
+      std::max<size_t>(tg.tasks.size(), 1), tg.pending.queue.size(),
+      tg.rlimits[RLIMIT_SIGPENDING].cur, pnd, tg.pending.set, blk, ign, cgt, caps, caps,
+      CpuMaskHex(sched.affinity, Cpus().nr_cpu_ids), CpuList(sched.affinity),
+      [] {
+        std::string s;
+        for (int i = 0; i < 31; i++) s += "00000000,";
+        return s;
+      }(),
+      p.task ? p.task->nvcsw_.load(std::memory_order_relaxed) : 0);
+  return out;
+}
+
+// /proc/PID/limits: every limit, as Linux formats it (no unit column for the priorities).
+std::string Limits(ThreadGroup& tg) {
+  static const struct {
+    const char* name;
+    const char* unit;
+  } kRows[abi::kNumRlimits] = {
+      {"Max cpu time", "seconds"},        {"Max file size", "bytes"},
+      {"Max data size", "bytes"},         {"Max stack size", "bytes"},
+      {"Max core file size", "bytes"},    {"Max resident set", "bytes"},
+      {"Max processes", "processes"},     {"Max open files", "files"},
+      {"Max locked memory", "bytes"},     {"Max address space", "bytes"},
+      {"Max file locks", "locks"},        {"Max pending signals", "signals"},
+      {"Max msgqueue size", "bytes"},     {"Max nice priority", nullptr},
+      {"Max realtime priority", nullptr}, {"Max realtime timeout", "us"},
+  };
+  auto v = [](uint64_t x) {
+    return x == RLIM_INFINITY ? std::string("unlimited") : std::to_string(x);
+  };
+  std::string out =
+      absl::StrFormat("%-25s %-20s %-20s %-10s\n", "Limit", "Soft Limit", "Hard Limit", "Units");
+  for (int i = 0; i < abi::kNumRlimits; i++) {
+    out += absl::StrFormat("%-25s %-20s %-20s ", kRows[i].name, v(tg.rlimits[i].cur),
+                           v(tg.rlimits[i].max));
+    if (kRows[i].unit) out += absl::StrFormat("%-10s", kRows[i].unit);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string SmapsRollup(const mm::MemoryManager::Usage& u) {
+  auto kb = [](uint64_t pages) { return pages * 4; };
+  uint64_t anon = u.resident - std::min(u.shared, u.resident);
+  std::string out =
+      "00400000-7ffffffff000 ---p 00000000 00:00 0                          [rollup]\n";
+  auto row = [&](const char* name, uint64_t v) {
+    out += absl::StrFormat("%-16s%8d kB\n", std::string(name) + ":", v);
+  };
+  row("Rss", kb(u.resident));
+  row("Pss", kb(u.resident));
+  row("Pss_Dirty", kb(anon));
+  row("Pss_Anon", kb(anon));
+  row("Pss_File", kb(u.shared));
+  row("Pss_Shmem", 0);
+  row("Shared_Clean", 0);
+  row("Shared_Dirty", 0);
+  row("Private_Clean", kb(u.shared));
+  row("Private_Dirty", kb(anon));
+  row("Referenced", kb(u.resident));
+  row("Anonymous", kb(anon));
+  for (const char* z : {"KSM", "LazyFree", "AnonHugePages", "ShmemPmdMapped", "FilePmdMapped",
+                        "Shared_Hugetlb", "Private_Hugetlb", "Swap", "SwapPss", "Locked"}) {
+    row(z, 0);
+  }
+  return out;
+}
+
+// Writing /proc/PID/oom_score_adj, as Linux: -1000..1000 (EINVAL outside); going below the
+// last value a privileged writer set needs CAP_SYS_RESOURCE (EACCES).
+Result<void> ProcFs::SetOomScoreAdj(int tgid, int tid, std::string v) {
+  if (v.size() > 12) v.resize(12);
+  while (!v.empty() && isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+  size_t lead = 0;
+  while (lead < v.size() && isspace(static_cast<unsigned char>(v[lead]))) lead++;
+  v = v.substr(lead);
+  char* end = nullptr;
+  errno = 0;
+  long adj = strtol(v.c_str(), &end, 0);
+  if (v.empty() || *end || errno || adj < -1000 || adj > 1000) return Errno(EINVAL);
+  Proc p = SENTRY_TRY(Find(tgid, tid));
+  Task* writer = Task::Current();
+  absl::MutexLock l(&k_.mu());
+  bool privileged = writer == nullptr || writer->tg().creds.euid == 0;
+  if (adj < p.tg->oom_score_adj_min && !privileged) return Errno(EACCES);
+  p.tg->oom_score_adj = static_cast<int>(adj);
+  if (privileged) p.tg->oom_score_adj_min = static_cast<int>(adj);
+  return Ok();
 }
 
 InodeRef ProcFs::MagicLink(int tgid, std::function<vfs::FileRef(Proc&)> which) {
@@ -296,17 +413,40 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
   dir->Add("mounts", mounts(false));
   dir->Add("mountinfo", mounts(true));
   dir->Add("cgroup", Text("0::/\n"));
-  dir->Add("oom_score_adj", File([]() -> Result<std::string> { return std::string("0\n"); },
-                                 0644, [](const std::string&) -> Result<void> { return Ok(); }));
-  dir->Add("limits", gen([](Proc& p) {
-             std::string out = "Limit                     Soft Limit           Hard Limit\n";
-             auto v = [](uint64_t x) {
-               return x == RLIM_INFINITY ? std::string("unlimited") : std::to_string(x);
-             };
-             out += absl::StrFormat("Max open files            %-20s %-20s files\n",
-                                    v(p.tg->rlimits[RLIMIT_NOFILE].cur),
-                                    v(p.tg->rlimits[RLIMIT_NOFILE].max));
-             return out;
+  dir->Add("oom_score_adj", File(
+                                [this, tgid, tid]() -> Result<std::string> {
+                                  Proc p = SENTRY_TRY(Find(tgid, tid));
+                                  absl::MutexLock l(&k_.mu());
+                                  return absl::StrFormat("%d\n", p.tg->oom_score_adj);
+                                },
+                                0644,
+                                [this, tgid, tid](const std::string& v) -> Result<void> {
+                                  return SetOomScoreAdj(tgid, tid, v);
+                                }));
+  dir->Add("oom_adj", gen([](Proc& p) {
+             // The legacy scale: -17 .. 15.
+             int adj = p.tg->oom_score_adj;
+             return absl::StrFormat("%d\n", adj == 1000 ? 15 : adj * 17 / 1000);
+           }));
+  dir->Add("oom_score", gen([](Proc& p) {
+             return absl::StrFormat("%d\n", std::clamp(666 + p.tg->oom_score_adj, 0, 2000));
+           }));
+  dir->Add("limits", gen([](Proc& p) { return Limits(*p.tg); }));
+  dir->Add("io", gen([](Proc& p) {
+             ThreadGroup& tg = *p.tg;
+             return absl::StrFormat(
+                 "rchar: %d\nwchar: %d\nsyscr: %d\nsyscw: %d\nread_bytes: 0\nwrite_bytes: 0\n"
+                 "cancelled_write_bytes: 0\n",
+                 tg.io_rchar.load(), tg.io_wchar.load(), tg.io_syscr.load(), tg.io_syscw.load());
+           }));
+  dir->Add("smaps_rollup", File([this, tgid, tid]() -> Result<std::string> {
+             Proc p = SENTRY_TRY(Find(tgid, tid));
+             std::shared_ptr<mm::MemoryManager> mm;
+             {
+               absl::MutexLock l(&k_.mu());
+               mm = p.tg->mm;
+             }
+             return mm ? SmapsRollup(mm->MemoryUsage()) : std::string();
            }));
   dir->Add("exe", MagicLink(tgid, [](Proc& p) { return p.tg->exe; }));
   dir->Add("cwd", MagicLink(tgid, [](Proc& p) -> vfs::FileRef {
@@ -358,68 +498,7 @@ InodeRef ProcFs::Build() {
               return absl::StrFormat("%d/task/%d", t->tg().tgid, t->tid());
             }));
   root->Add("mounts", Link([]() -> Result<std::string> { return std::string("self/mounts"); }));
-  root->Add("cpuinfo", Text(HostText("/proc/cpuinfo")));
-  root->Add("meminfo", File([]() -> Result<std::string> { return HostText("/proc/meminfo"); }));
-  root->Add("version", File([this]() -> Result<std::string> {
-              return absl::StrFormat("Linux version %s (sentry) #1 SMP\n", OsRelease());
-            }));
-  root->Add("uptime", File([this]() -> Result<std::string> {
-              double up = absl::ToDoubleSeconds(absl::Now() - k_.boot_time);
-              return absl::StrFormat("%.2f %.2f\n", up, up * get_nprocs());
-            }));
-  root->Add("loadavg", File([this]() -> Result<std::string> {
-              size_t n;
-              int last;
-              {
-                absl::MutexLock l(&k_.mu());
-                n = k_.tasks().size();
-                last = k_.tasks().empty() ? 1 : k_.tasks().rbegin()->first;
-              }
-              return absl::StrFormat("0.00 0.00 0.00 1/%d %d\n", n, last);
-            }));
-  root->Add("stat", File([this]() -> Result<std::string> {
-              std::string out = "cpu  0 0 0 0 0 0 0 0 0 0\n";
-              for (int i = 0; i < get_nprocs(); i++) {
-                out += absl::StrFormat("cpu%d 0 0 0 0 0 0 0 0 0 0\n", i);
-              }
-              out += absl::StrFormat("intr 0\nctxt 0\nbtime %d\nprocesses 0\nprocs_running 1\n"
-                                     "procs_blocked 0\n",
-                                     absl::ToUnixSeconds(k_.boot_time));
-              return out;
-            }));
-  root->Add("filesystems", Text("nodev\ttmpfs\nnodev\tproc\nnodev\toverlay\nnodev\tdevtmpfs\n"
-                                "nodev\tsysfs\nnodev\tpipefs\n"));
-  auto sys = Dir();
-  auto kernel = Dir();
-  kernel->Add("hostname", File([this]() -> Result<std::string> { return k_.hostname + "\n"; }));
-  kernel->Add("osrelease", File([this]() -> Result<std::string> { return OsRelease() + "\n"; }));
-  kernel->Add("ostype", Text("Linux\n"));
-  kernel->Add("ngroups_max", Text("65536\n"));
-  kernel->Add("pid_max", Text("4194304\n"));
-  kernel->Add("cap_last_cap", Text("40\n"));
-  kernel->Add("overflowuid", Text("65534\n"));
-  kernel->Add("overflowgid", Text("65534\n"));
-  auto random = Dir();
-  random->Add("boot_id", Text("6f1c3d2e-5b7a-4c1e-9a2b-0d3e4f5a6b7c\n"));
-  random->Add("uuid", File([]() -> Result<std::string> {
-                uint8_t b[16];
-                arc4random_buf(b, sizeof(b));
-                return absl::StrFormat(
-                    "%02x%02x%02x%02x-%02x%02x-4%x%02x-%x%02x-%02x%02x%02x%02x%02x%02x\n", b[0],
-                    b[1], b[2], b[3], b[4], b[5], b[6] & 15, b[7], 8 | (b[8] & 3), b[9], b[10],
-                    b[11], b[12], b[13], b[14], b[15]);
-              }));
-  kernel->Add("random", random);
-  sys->Add("kernel", kernel);
-  auto vm = Dir();
-  vm->Add("overcommit_memory", Text("0\n"));
-  vm->Add("max_map_count", Text("65530\n"));
-  sys->Add("vm", vm);
-  auto fs = Dir();
-  fs->Add("nr_open", Text("1048576\n"));
-  fs->Add("file-max", Text("9223372036854775807\n"));
-  sys->Add("fs", fs);
-  root->Add("sys", sys);
+  AddProcSystemFiles(k_, sb_, *root);
 
   SyntheticDir::Dynamic d;
   d.list = [this]() {

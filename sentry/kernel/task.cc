@@ -17,7 +17,10 @@ Result<void> Task::Wait(absl::Time deadline) {
     absl::MutexLock l(&k_.mu());
     if (k_.SignalPending(*this)) return Errno(kERESTARTSYS);
   }
+  nvcsw_.fetch_add(1, std::memory_order_relaxed);
+  sleeping_.store(true, std::memory_order_relaxed);
   bool notified = waiter_.WaitUntil(deadline);
+  sleeping_.store(false, std::memory_order_relaxed);
   absl::MutexLock l(&k_.mu());
   if (k_.SignalPending(*this)) return Errno(kERESTARTSYS);
   if (!notified) return Errno(ETIMEDOUT);
@@ -29,7 +32,10 @@ Result<int> Task::WaitHostFd(int fd, short events, absl::Time deadline) {
     absl::MutexLock l(&k_.mu());
     if (k_.SignalPending(*this)) return Errno(kERESTARTSYS);
   }
+  nvcsw_.fetch_add(1, std::memory_order_relaxed);
+  sleeping_.store(true, std::memory_order_relaxed);
   int revents = waiter_.WaitHostFd(fd, events, deadline);
+  sleeping_.store(false, std::memory_order_relaxed);
   absl::MutexLock l(&k_.mu());
   if (k_.SignalPending(*this)) return Errno(kERESTARTSYS);
   return revents;

@@ -225,6 +225,7 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
     tg.exe = file;
     tg.did_exec = true;
     tg.timers.KillPosix();  // itimers survive execve; POSIX timers do not
+    t.personality_ &= ~0x0400000u;  // READ_IMPLIES_EXEC goes, as x86_64's SET_PERSONALITY
     // Handlers reset to default; ignored signals stay ignored. The table is now private.
     auto h = std::make_shared<kernel::SignalHandlers>();
     for (int i = 0; i < abi::kNumSignals; i++) {

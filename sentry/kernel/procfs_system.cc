@@ -1,0 +1,185 @@
+// The machine-wide files of /proc. Memory and load come from the host (what a container
+// sees); uptime, CPU time and task counts are the sandbox's, so that /proc/uptime, /proc/stat,
+// /proc/loadavg and sysinfo(2) agree with each other.
+#include "sentry/kernel/procfs_system.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_format.h"
+#include "sentry/kernel/procfs.h"
+#include "sentry/kernel/sched.h"
+#include "sentry/kernel/sysinfo.h"
+
+namespace sentry::kernel {
+namespace {
+
+using vfs::InodeRef;
+using vfs::SyntheticDir;
+using vfs::SyntheticFile;
+
+std::string HostText(const char* path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A random UUID, version 4.
+std::string NewUuid() {
+  uint8_t b[16];
+  arc4random_buf(b, sizeof(b));
+  return absl::StrFormat("%02x%02x%02x%02x-%02x%02x-4%x%02x-%x%x%02x-%02x%02x%02x%02x%02x%02x\n",
+                         b[0], b[1], b[2], b[3], b[4], b[5], b[6] & 15, b[7], 8 | (b[8] & 3),
+                         b[8] >> 4, b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+constexpr int64_t kNsPerTick = 10'000'000;  // USER_HZ 100
+
+class Builder {
+ public:
+  Builder(Kernel& k, vfs::MemSuperRef sb) : k_(k), sb_(std::move(sb)) {}
+
+  InodeRef File(SyntheticFile::Generator gen) {
+    return std::make_shared<SyntheticFile>(sb_, 0444, std::move(gen));
+  }
+  InodeRef Text(std::string s) {
+    return File([s]() -> Result<std::string> { return s; });
+  }
+  InodeRef Host(const char* path) {
+    return File([path]() -> Result<std::string> { return HostText(path); });
+  }
+  std::shared_ptr<SyntheticDir> Dir() { return std::make_shared<SyntheticDir>(sb_, 0555); }
+
+  std::string Uptime();
+  std::string Stat();
+  std::shared_ptr<SyntheticDir> Sys();
+
+ private:
+  Kernel& k_;
+  vfs::MemSuperRef sb_;
+};
+
+std::string Builder::Uptime() {
+  double up = absl::ToDoubleSeconds(kernel::Uptime(k_));
+  CpuTime busy;
+  {
+    absl::MutexLock l(&k_.mu());
+    busy = SandboxCpuTime(k_);
+  }
+  double idle = std::max(0.0, up * Cpus().count() - busy.total_ns() / 1e9);
+  return absl::StrFormat("%.2f %.2f\n", up, idle);
+}
+
+std::string Builder::Stat() {
+  int64_t up_ticks = absl::ToInt64Nanoseconds(kernel::Uptime(k_)) / kNsPerTick;
+  CpuTime busy;
+  uint64_t ctxt = 0;
+  int running = 0, blocked = 0, last = 0;
+  {
+    absl::MutexLock l(&k_.mu());
+    busy = SandboxCpuTime(k_);
+    for (auto& [tid, t] : k_.tasks()) {
+      ctxt += t->nvcsw_.load(std::memory_order_relaxed);
+      if (!t->sleeping_.load(std::memory_order_relaxed)) running++;
+    }
+    last = k_.LastPid();
+  }
+  // The sandbox's time spread evenly over its CPUs; each CPU idles for the rest.
+  const SandboxCpus& cpus = Cpus();
+  int n = cpus.count();
+  int64_t user = busy.user_ns / kNsPerTick, sys = busy.sys_ns / kNsPerTick;
+  auto line = [](const std::string& name, int64_t u, int64_t s, int64_t idle) {
+    return absl::StrFormat("%s %d 0 %d %d 0 0 0 0 0 0\n", name, u, s, std::max<int64_t>(idle, 0));
+  };
+  std::string out = line("cpu ", user, sys, up_ticks * n - user - sys);
+  for (int c = 0; c < kMaxCpus; c++) {
+    if (!cpus.online[c]) continue;
+    out += line(absl::StrFormat("cpu%d", c), user / n, sys / n, up_ticks - (user + sys) / n);
+  }
+  out += absl::StrFormat(
+      "intr 0\nctxt %d\nbtime %d\nprocesses %d\nprocs_running %d\nprocs_blocked %d\n"
+      "softirq 0 0 0 0 0 0 0 0 0 0 0\n",
+      ctxt, absl::ToUnixSeconds(k_.boot_time), last, std::max(running, 1), blocked);
+  return out;
+}
+
+std::shared_ptr<SyntheticDir> Builder::Sys() {
+  auto sys = Dir();
+  auto kernel = Dir();
+  kernel->Add("hostname", File([&k = k_]() -> Result<std::string> { return k.hostname + "\n"; }));
+  kernel->Add("domainname", Text("(none)\n"));
+  kernel->Add("osrelease", Text(OsRelease() + "\n"));
+  kernel->Add("ostype", Text("Linux\n"));
+  kernel->Add("version", Text("#1 SMP sentry\n"));
+  kernel->Add("ngroups_max", Text("65536\n"));
+  // Linux's default: 1024 per possible CPU, at least 32768 (ps sizes its PID column by it).
+  kernel->Add("pid_max", Text(absl::StrFormat("%d\n", std::max(32768, 1024 * Cpus().nr_cpu_ids))));
+  kernel->Add("threads-max", Text("32768\n"));
+  kernel->Add("cap_last_cap", Text("40\n"));
+  kernel->Add("overflowuid", Text("65534\n"));
+  kernel->Add("overflowgid", Text("65534\n"));
+  // SysV IPC limits: Linux's defaults.
+  kernel->Add("shmmax", Text("18446744073692774399\n"));
+  kernel->Add("shmall", Text("18446744073692774399\n"));
+  kernel->Add("shmmni", Text("4096\n"));
+  kernel->Add("msgmax", Text("8192\n"));
+  kernel->Add("msgmnb", Text("16384\n"));
+  kernel->Add("msgmni", Text("32000\n"));
+  kernel->Add("sem", Text("32000\t1024000000\t500\t32000\n"));
+  kernel->Add("sched_rr_timeslice_ms",
+              Text(absl::StrFormat("%d\n", Cpus().rr_timeslice_ns / 1'000'000)));
+  auto random = Dir();
+  random->Add("boot_id", Text(NewUuid()));  // one per sandbox
+  random->Add("uuid", File([]() -> Result<std::string> { return NewUuid(); }));
+  random->Add("entropy_avail", Text("256\n"));
+  random->Add("poolsize", Text("256\n"));
+  kernel->Add("random", random);
+  sys->Add("kernel", kernel);
+  auto vm = Dir();
+  vm->Add("overcommit_memory", Text("0\n"));
+  vm->Add("overcommit_ratio", Text("50\n"));
+  vm->Add("max_map_count", Text("65530\n"));
+  vm->Add("mmap_min_addr", Text("65536\n"));
+  sys->Add("vm", vm);
+  auto fs = Dir();
+  fs->Add("nr_open", Text("1048576\n"));
+  fs->Add("file-max", Text("9223372036854775807\n"));
+  fs->Add("pipe-max-size", Text("1048576\n"));
+  sys->Add("fs", fs);
+  return sys;
+}
+
+}  // namespace
+
+CpuTime SandboxCpuTime(Kernel& k) {
+  CpuTime sum;
+  for (auto& [tgid, tg] : k.groups()) {
+    sum += k.GroupCpuUsage(*tg);
+    sum += tg->cpu_children;
+  }
+  return sum;
+}
+
+void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& root) {
+  auto b = std::make_shared<Builder>(k, sb);
+  root.Add("cpuinfo", b->Text(HostText("/proc/cpuinfo")));
+  root.Add("meminfo", b->File([]() -> Result<std::string> { return ReadHostMeminfo().text; }));
+  root.Add("vmstat", b->Host("/proc/vmstat"));
+  root.Add("swaps", b->Host("/proc/swaps"));
+  root.Add("version", b->Text(absl::StrFormat(
+                          "Linux version %s (sentry@sentry) (gcc) #1 SMP sentry\n", OsRelease())));
+  root.Add("cmdline", b->Text("BOOT_IMAGE=/vmlinuz-" + OsRelease() + " ro quiet\n"));
+  root.Add("uptime", b->File([b]() -> Result<std::string> { return b->Uptime(); }));
+  root.Add("stat", b->File([b]() -> Result<std::string> { return b->Stat(); }));
+  root.Add("loadavg", b->File([&k]() -> Result<std::string> {
+    SysinfoData d = Sysinfo(k);
+    return LoadavgText(k, d.loads);
+  }));
+  root.Add("filesystems", b->Text("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n"
+                                  "nodev\tpipefs\nnodev\tdevpts\nnodev\toverlay\n"
+                                  "nodev\tmqueue\n"));
+  root.Add("sys", b->Sys());
+}
+
+}  // namespace sentry::kernel
