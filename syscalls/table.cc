@@ -201,6 +201,19 @@ Result<uint64_t> SysSplice(Task& t, int fd_in, GuestAddr off_in, int fd_out, Gue
 Result<uint64_t> SysTee(Task& t, int fd_in, int fd_out, size_t len, unsigned flags);
 Result<uint64_t> SysCopyFileRange(Task& t, int fd_in, GuestAddr off_in, int fd_out, GuestAddr off_out, size_t len, unsigned flags);
 
+Result<uint64_t> SysShmget(Task& t, int32_t key, uint64_t size, int flags);
+Result<uint64_t> SysShmat(Task& t, int id, uint64_t addr, int flags);
+Result<uint64_t> SysShmdt(Task& t, uint64_t addr);
+Result<uint64_t> SysShmctl(Task& t, int id, int cmd, GuestAddr buf);
+Result<uint64_t> SysSemget(Task& t, int32_t key, int nsems, int flags);
+Result<uint64_t> SysSemop(Task& t, int id, GuestAddr sops, size_t nsops);
+Result<uint64_t> SysSemtimedop(Task& t, int id, GuestAddr sops, size_t nsops, GuestAddr timeout);
+Result<uint64_t> SysSemctl(Task& t, int id, int num, int cmd, uint64_t arg);
+Result<uint64_t> SysMsgget(Task& t, int32_t key, int flags);
+Result<uint64_t> SysMsgsnd(Task& t, int id, GuestAddr msgp, size_t size, int flags);
+Result<uint64_t> SysMsgrcv(Task& t, int id, GuestAddr msgp, size_t size, long type, int flags);
+Result<uint64_t> SysMsgctl(Task& t, int id, int cmd, GuestAddr buf);
+
 namespace {
 
 #define FULL(nr, name, fn, ...) {nr, name, Support::kFull, &Wrap<&fn>::Call, "", {__VA_ARGS__}}
@@ -238,9 +251,9 @@ constexpr SyscallEntry kTable[] = {
     FULL(26, "msync", SysMsync, Arg::kPtr, Arg::kUint, Arg::kHex),
     PARTIAL(27, "mincore", SysMincore, "every mapped page reports resident", Arg::kPtr, Arg::kUint, Arg::kPtr),
     PARTIAL(28, "madvise", SysMadvise, "DONTNEED/FREE/REMOVE act; other advice is accepted as a hint", Arg::kPtr, Arg::kUint, Arg::kInt),
-    UNIMPL(29, "shmget", ""),
-    UNIMPL(30, "shmat", ""),
-    UNIMPL(31, "shmctl", ""),
+    PARTIAL(29, "shmget", SysShmget, "one IPC namespace per sandbox; a segment is a file on the memfds' hidden tmpfs (one host memfd); SHM_HUGETLB/SHM_NORESERVE ignored", Arg::kHex, Arg::kUint, Arg::kOct),
+    FULL(30, "shmat", SysShmat, Arg::kInt, Arg::kPtr, Arg::kHex),
+    PARTIAL(31, "shmctl", SysShmctl, "SHM_LOCK/SHM_UNLOCK only set the mode bit (nothing is swapped anyway)", Arg::kInt, Arg::kInt, Arg::kPtr),
     FULL(32, "dup", SysDup, Arg::kFd),
     FULL(33, "dup2", SysDup2, Arg::kFd, Arg::kFd),
     FULL(34, "pause", SysPause),
@@ -273,14 +286,14 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(61, "wait4", SysWait4, "rusage has the CPU times only; its other fields are zero", Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
     FULL(62, "kill", SysKill, Arg::kInt, Arg::kSig),
     FULL(63, "uname", SysUname, Arg::kPtr),
-    UNIMPL(64, "semget", ""),
-    UNIMPL(65, "semop", ""),
-    UNIMPL(66, "semctl", ""),
-    UNIMPL(67, "shmdt", ""),
-    UNIMPL(68, "msgget", ""),
-    UNIMPL(69, "msgsnd", ""),
-    UNIMPL(70, "msgrcv", ""),
-    UNIMPL(71, "msgctl", ""),
+    FULL(64, "semget", SysSemget, Arg::kHex, Arg::kInt, Arg::kOct),
+    FULL(65, "semop", SysSemop, Arg::kInt, Arg::kPtr, Arg::kUint),
+    FULL(66, "semctl", SysSemctl, Arg::kInt, Arg::kInt, Arg::kInt, Arg::kHex),
+    FULL(67, "shmdt", SysShmdt, Arg::kPtr),
+    FULL(68, "msgget", SysMsgget, Arg::kHex, Arg::kOct),
+    FULL(69, "msgsnd", SysMsgsnd, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
+    FULL(70, "msgrcv", SysMsgrcv, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kInt, Arg::kHex),
+    FULL(71, "msgctl", SysMsgctl, Arg::kInt, Arg::kInt, Arg::kPtr),
     PARTIAL(72, "fcntl", SysFcntl, "no record locks yet", Arg::kFd, Arg::kInt, Arg::kHex),
     FULL(73, "flock", SysFlock, Arg::kFd, Arg::kHex),
     FULL(74, "fsync", SysFsync, Arg::kFd),
@@ -429,7 +442,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(217, "getdents64", SysGetdents64, Arg::kFd, Arg::kPtr, Arg::kUint),
     FULL(218, "set_tid_address", SysSetTidAddress, Arg::kPtr),
     FULL(219, "restart_syscall", SysRestartSyscall),
-    UNIMPL(220, "semtimedop", ""),
+    FULL(220, "semtimedop", SysSemtimedop, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kPtr),
     PARTIAL(221, "fadvise64", SysFadvise64, "advice is accepted and ignored", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kInt),
     UNIMPL(222, "timer_create", ""),
     UNIMPL(223, "timer_settime", ""),

@@ -25,6 +25,7 @@
 #include "sentry/base/guest_addr.h"
 #include "sentry/base/wait_queue.h"
 #include "sentry/kernel/cputime.h"
+#include "sentry/kernel/ipc.h"
 #include "sentry/mm/memory_manager.h"
 #include "vfs/fd_table.h"
 #include "vfs/vfs.h"
@@ -349,6 +350,9 @@ class Kernel {
 
   // The futex table (futex.cc).
   class FutexTable& futexes() { return *futexes_; }
+  // The sandbox's one IPC namespace (ipc.h). Never destroyed: shared memory segments are told
+  // about VMAs that go away as late as the last MemoryManager does.
+  IpcNamespace& ipc() { return *ipc_; }
 
   int init_status() {
     absl::MutexLock l(&mu_);
@@ -362,6 +366,7 @@ class Kernel {
   std::unique_ptr<platform::Platform> platform_;
   std::unique_ptr<vfs::Vfs> vfs_;
   std::unique_ptr<class FutexTable> futexes_;
+  IpcNamespace* const ipc_ = new IpcNamespace();
   DispatchFn dispatch_ = nullptr;
 
   absl::Mutex mu_;

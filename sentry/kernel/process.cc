@@ -193,13 +193,24 @@ void Task::Exit() {
   // Drop the resources outside the kernel lock: closing files wakes other tasks.
   fds_.reset();
   fs_.reset();
+  if (last) {
+    // exit_sem, and exit_mm before the parent hears of the exit: its shared memory
+    // attachments are gone by then (shm_nattch, shm_lpid).
+    k_.ipc().ExitSem(tg_.get(), tg_->tgid);
+    std::shared_ptr<mm::MemoryManager> group_mm;
+    {
+      absl::MutexLock l(&k_.mu());
+      group_mm = std::move(tg_->mm);
+    }
+    group_mm.reset();
+  }
+  mm_.reset();
   std::shared_ptr<ThreadGroup> keep;
   {
     absl::MutexLock l(&k_.mu());
     keep = tg_;
     k_.TaskExited(*this);
   }
-  mm_.reset();
   ctx_.reset();
 }
 
