@@ -214,6 +214,13 @@ Result<uint64_t> SysMsgsnd(Task& t, int id, GuestAddr msgp, size_t size, int fla
 Result<uint64_t> SysMsgrcv(Task& t, int id, GuestAddr msgp, size_t size, long type, int flags);
 Result<uint64_t> SysMsgctl(Task& t, int id, int cmd, GuestAddr buf);
 
+Result<uint64_t> SysMqOpen(Task& t, GuestAddr name, int flags, uint32_t mode, GuestAddr attr);
+Result<uint64_t> SysMqUnlink(Task& t, GuestAddr name);
+Result<uint64_t> SysMqTimedsend(Task& t, int fd, GuestAddr msg, size_t len, unsigned prio, GuestAddr timeout);
+Result<uint64_t> SysMqTimedreceive(Task& t, int fd, GuestAddr msg, size_t len, GuestAddr prio, GuestAddr timeout);
+Result<uint64_t> SysMqNotify(Task& t, int fd, GuestAddr sevp);
+Result<uint64_t> SysMqGetsetattr(Task& t, int fd, GuestAddr new_attr, GuestAddr old_attr);
+
 namespace {
 
 #define FULL(nr, name, fn, ...) {nr, name, Support::kFull, &Wrap<&fn>::Call, "", {__VA_ARGS__}}
@@ -462,12 +469,12 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(237, "mbind", ""),
     UNIMPL(238, "set_mempolicy", ""),
     UNIMPL(239, "get_mempolicy", ""),
-    UNIMPL(240, "mq_open", ""),
-    UNIMPL(241, "mq_unlink", ""),
-    UNIMPL(242, "mq_timedsend", ""),
-    UNIMPL(243, "mq_timedreceive", ""),
-    UNIMPL(244, "mq_notify", ""),
-    UNIMPL(245, "mq_getsetattr", ""),
+    PARTIAL(240, "mq_open", SysMqOpen, "one namespace per sandbox; no /dev/mqueue mount (queues are reached by name only); RLIMIT_MSGQUEUE not enforced", Arg::kStr, Arg::kHex, Arg::kOct, Arg::kPtr),
+    PARTIAL(241, "mq_unlink", SysMqUnlink, "no permission check: the caller may remove any queue", Arg::kStr),
+    FULL(242, "mq_timedsend", SysMqTimedsend, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kUint, Arg::kPtr),
+    FULL(243, "mq_timedreceive", SysMqTimedreceive, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kPtr),
+    PARTIAL(244, "mq_notify", SysMqNotify, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD needs a netlink socket: EBADF; a registration is not dropped when its owner closes the fd", Arg::kFd, Arg::kPtr),
+    FULL(245, "mq_getsetattr", SysMqGetsetattr, Arg::kFd, Arg::kPtr, Arg::kPtr),
     UNIMPL(246, "kexec_load", ""),
     PARTIAL(247, "waitid", SysWaitid, "rusage has the CPU times only; its other fields are zero", Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
     UNIMPL(248, "add_key", ""),

@@ -24,6 +24,7 @@
 #include "sentry/base/errno.h"
 #include "sentry/base/guest_addr.h"
 #include "sentry/base/wait_queue.h"
+#include "sentry/kernel/mqueue.h"
 #include "sentry/mm/memory_manager.h"
 #include "vfs/file.h"
 
@@ -95,6 +96,7 @@ struct MsgQueue;
 class IpcNamespace {
  public:
   IpcLimits limits;
+  MqNamespace mq;  // POSIX message queues (mqueue.h)
 
   // --- shm (ipc_shm.cc) ---
   Result<int> ShmGet(Task& t, int32_t key, uint64_t size, int flags);
