@@ -399,6 +399,16 @@ InodeRef ProcFs::Build() {
   kernel->Add("cap_last_cap", Text("40\n"));
   kernel->Add("overflowuid", Text("65534\n"));
   kernel->Add("overflowgid", Text("65534\n"));
+  // The limits the IPC namespace enforces (read-only here).
+  const IpcLimits& ipc = k_.ipc().limits;
+  kernel->Add("shmmax", Text(absl::StrFormat("%d\n", ipc.shmmax)));
+  kernel->Add("shmall", Text(absl::StrFormat("%d\n", ipc.shmall)));
+  kernel->Add("shmmni", Text(absl::StrFormat("%d\n", ipc.shmmni)));
+  kernel->Add("msgmax", Text(absl::StrFormat("%d\n", ipc.msgmax)));
+  kernel->Add("msgmnb", Text(absl::StrFormat("%d\n", ipc.msgmnb)));
+  kernel->Add("msgmni", Text(absl::StrFormat("%d\n", ipc.msgmni)));
+  kernel->Add("sem", Text(absl::StrFormat("%d\t%d\t%d\t%d\n", ipc.semmsl, ipc.semmns,
+                                          ipc.semopm, ipc.semmni)));
   auto random = Dir();
   random->Add("boot_id", Text("6f1c3d2e-5b7a-4c1e-9a2b-0d3e4f5a6b7c\n"));
   random->Add("uuid", File([]() -> Result<std::string> {
@@ -417,6 +427,13 @@ InodeRef ProcFs::Build() {
   sys->Add("vm", vm);
   auto fs = Dir();
   fs->Add("nr_open", Text("1048576\n"));
+  auto mqueue = Dir();
+  const MqNamespace& mq = k_.ipc().mq;
+  mqueue->Add("msg_default", Text(absl::StrFormat("%d\n", mq.msg_default)));
+  mqueue->Add("msg_max", Text(absl::StrFormat("%d\n", mq.msg_max)));
+  mqueue->Add("msgsize_default", Text(absl::StrFormat("%d\n", mq.msgsize_default)));
+  mqueue->Add("msgsize_max", Text(absl::StrFormat("%d\n", mq.msgsize_max)));
+  fs->Add("mqueue", mqueue);
   fs->Add("file-max", Text("9223372036854775807\n"));
   sys->Add("fs", fs);
   root->Add("sys", sys);
