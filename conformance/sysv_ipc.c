@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
+#include <linux/futex.h>
 #include <sys/shm.h>
 
 #ifndef SHM_STAT_ANY
@@ -524,6 +525,73 @@ TEST(msg_blocking) {
   CHECK_EXIT(pid, 0);
 }
 
+// A futex in a segment is one futex for every process, wherever each attached it.
+TEST(shm_futex_across_processes) {
+  int id = shmget(IPC_PRIVATE, kPage, 0600);
+  CHECK(id >= 0);
+  int *p = shmat(id, NULL, 0);
+  CHECK(p != (void *)-1);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int *q = shmat(id, NULL, 0);  // a second attachment, at another address
+    if (q == (void *)-1 || q == p) _exit(2);
+    while (__atomic_load_n(&q[1], __ATOMIC_SEQ_CST) == 0) {
+      syscall(SYS_futex, &q[1], FUTEX_WAIT, 0, NULL, NULL, 0);
+    }
+    _exit(__atomic_load_n(&q[1], __ATOMIC_SEQ_CST) == 7 ? 0 : 3);
+  }
+  conf_sleep_ms(20);
+  __atomic_store_n(&p[1], 7, __ATOMIC_SEQ_CST);
+  syscall(SYS_futex, &p[1], FUTEX_WAKE, 1, NULL, NULL, 0);
+  CHECK_EXIT(pid, 0);
+  CHECK_OK(shmdt(p));
+  CHECK_OK(shmctl(id, IPC_RMID, NULL));
+}
+
+// Another user: the mode bits decide, and only the owner or creator may change or remove.
+TEST(ipc_permissions) {
+  int shm = shmget(IPC_PRIVATE, kPage, 0640);
+  int sem = semget(IPC_PRIVATE, 1, 0604);
+  int msg = msgget(IPC_PRIVATE, 0600);
+  CHECK(shm >= 0 && sem >= 0 && msg >= 0);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    CHECK_OK(setgid(1000));
+    CHECK_OK(setuid(1000));
+    struct shmid_ds ds;
+    CHECK_ERRNO(shmctl(shm, IPC_STAT, &ds), EACCES);
+    CHECK_ERRNO(shmat(shm, NULL, SHM_RDONLY), EACCES);
+    CHECK_ERRNO(shmctl(shm, IPC_RMID, NULL), EPERM);
+    CHECK(shmctl(0, SHM_INFO, &ds) >= 0);
+    struct sembuf up = {0, 1, 0};
+    CHECK_ERRNO(semop(sem, &up, 1), EACCES);  // others may read, not alter
+    CHECK_EQ(semctl(sem, 0, GETVAL), 0);
+    CHECK_ERRNO(semctl(sem, 0, IPC_RMID), EPERM);
+    struct msgbuf64 m = {.mtype = 1};
+    CHECK_ERRNO(msgsnd(msg, &m, 1, IPC_NOWAIT), EACCES);
+    CHECK_ERRNO(msgctl(msg, IPC_RMID, NULL), EPERM);
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+  struct shmid_ds ds = shm_stat(shm);
+  ds.shm_perm.uid = 1000;  // give it away: the new owner may remove it
+  CHECK_OK(shmctl(shm, IPC_SET, &ds));
+  pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    CHECK_OK(setuid(1000));
+    CHECK(shmat(shm, NULL, SHM_RDONLY) != (void *)-1);  // owner bits now: rw-
+    CHECK_OK(shmctl(shm, IPC_RMID, NULL));
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+  CHECK_ERRNO(shmctl(shm, IPC_STAT, &ds), EINVAL);
+  CHECK_OK(semctl(sem, 0, IPC_RMID));
+  CHECK_OK(msgctl(msg, IPC_RMID, NULL));
+}
+
 // --- POSIX message queues ---
 
 TEST(mq_priorities) {
@@ -647,6 +715,8 @@ int main(int argc, char **argv) {
   RUN(sem_eidrm_timeout_eintr);
   RUN(msg_types);
   RUN(msg_blocking);
+  RUN(shm_futex_across_processes);
+  RUN(ipc_permissions);
   RUN(mq_priorities);
   RUN(mq_notify_signal);
   PASS("sysv_ipc");
