@@ -35,8 +35,8 @@ Result<uint64_t> SysSemtimedop(Task& t, int id, GuestAddr sops_addr, size_t nsop
   if (nsops < 1 || id < 0) return Errno(EINVAL);
   if (nsops > static_cast<size_t>(ipc.limits.semopm)) return Errno(E2BIG);
   std::vector<struct sembuf> sops(nsops);
-  SENTRY_TRY(t.CopyInBytes(sops_addr, {reinterpret_cast<uint8_t*>(sops.data()),
-                                       nsops * sizeof(struct sembuf)}));
+  SENTRY_TRY(t.CopyInBytes(
+      sops_addr, {reinterpret_cast<uint8_t*>(sops.data()), nsops * sizeof(struct sembuf)}));
   absl::Time deadline = absl::InfiniteFuture();
   if (!timeout.IsNull()) {
     absl::Duration d = SENTRY_TRY(CopyInDuration(t, timeout));

@@ -37,9 +37,7 @@ Result<absl::Time> Deadline(Task& t, GuestAddr timeout) {
   return absl::UnixEpoch() + d;
 }
 
-Result<std::string> CopyInName(Task& t, GuestAddr name) {
-  return t.CopyInString(name, 4096);
-}
+Result<std::string> CopyInName(Task& t, GuestAddr name) { return t.CopyInString(name, 4096); }
 
 }  // namespace
 
@@ -96,8 +94,8 @@ Result<uint64_t> SysMqTimedsend(Task& t, int fd, GuestAddr msg, size_t len, unsi
   return 0;
 }
 
-Result<uint64_t> SysMqTimedreceive(Task& t, int fd, GuestAddr msg, size_t len,
-                                   GuestAddr prio_addr, GuestAddr timeout) {
+Result<uint64_t> SysMqTimedreceive(Task& t, int fd, GuestAddr msg, size_t len, GuestAddr prio_addr,
+                                   GuestAddr timeout) {
   absl::Time deadline = SENTRY_TRY(Deadline(t, timeout));
   vfs::FileRef f = SENTRY_TRY(GetFile(t, fd));
   kernel::MqFile* mq = SENTRY_TRY(GetMq(f));

@@ -1,7 +1,8 @@
 // The parts of System V IPC the three kinds share: ids, keys, permissions.
+#include "sentry/kernel/ipc.h"
+
 #include <sys/ipc.h>
 
-#include "sentry/kernel/ipc.h"
 #include "sentry/kernel/kernel.h"
 
 namespace sentry::kernel {

@@ -11,14 +11,14 @@
 // held with mu_ (signals for mq_notify are sent after it is dropped; see mqueue.h).
 #pragma once
 
+#include <sys/sem.h>
+
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <sys/sem.h>
 
 #include "absl/synchronization/mutex.h"
 #include "sentry/base/errno.h"
@@ -135,8 +135,8 @@ class IpcNamespace {
   IpcRegistry sem_ ABSL_GUARDED_BY(mu_);
   IpcRegistry msg_ ABSL_GUARDED_BY(mu_);
   uint64_t shm_pages_ ABSL_GUARDED_BY(mu_) = 0;  // of all segments, against shmall
-  int64_t sem_count_ ABSL_GUARDED_BY(mu_) = 0;    // semaphores in all sets, against semmns
-  int64_t msg_count_ ABSL_GUARDED_BY(mu_) = 0;    // messages queued, for MSG_INFO
+  int64_t sem_count_ ABSL_GUARDED_BY(mu_) = 0;   // semaphores in all sets, against semmns
+  int64_t msg_count_ ABSL_GUARDED_BY(mu_) = 0;   // messages queued, for MSG_INFO
   int64_t msg_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -11,8 +11,8 @@
 namespace sentry::kernel {
 namespace {
 
-constexpr int kMsgSsz = 16;       // MSGSSZ
-constexpr int kMsgSeg = 0xffff;   // MSGSEG
+constexpr int kMsgSsz = 16;      // MSGSSZ
+constexpr int kMsgSeg = 0xffff;  // MSGSEG
 
 // The message msgrcv takes (find_msg): the first of `type` (0: any; MSG_EXCEPT: any other),
 // the first of the lowest type <= -type for a negative one, or the type-th for MSG_COPY.
@@ -142,10 +142,10 @@ Result<uint64_t> IpcNamespace::MsgCtl(Task& t, int id, int cmd, GuestAddr buf) {
         bool live = cmd == MSG_INFO;
         info.msgpool = live ? static_cast<int>(msg_.size())
                             : static_cast<int>(int64_t{limits.msgmni} * limits.msgmnb / 1024);
-        info.msgmap = live ? static_cast<int>(std::min<int64_t>(msg_count_, INT_MAX))
-                           : limits.msgmnb;
-        info.msgtql = live ? static_cast<int>(std::min<int64_t>(msg_bytes_, INT_MAX))
-                           : limits.msgmnb;
+        info.msgmap =
+            live ? static_cast<int>(std::min<int64_t>(msg_count_, INT_MAX)) : limits.msgmnb;
+        info.msgtql =
+            live ? static_cast<int>(std::min<int64_t>(msg_bytes_, INT_MAX)) : limits.msgmnb;
         max = msg_.MaxIndex();
       }
       SENTRY_TRY(t.CopyOut(buf, info));
@@ -158,8 +158,8 @@ Result<uint64_t> IpcNamespace::MsgCtl(Task& t, int id, int cmd, GuestAddr buf) {
       int ret;
       {
         absl::MutexLock l(&mu_);
-        auto q = std::static_pointer_cast<MsgQueue>(cmd == IPC_STAT ? msg_.Find(id)
-                                                                    : msg_.AtIndex(id));
+        auto q =
+            std::static_pointer_cast<MsgQueue>(cmd == IPC_STAT ? msg_.Find(id) : msg_.AtIndex(id));
         if (!q) return Errno(EINVAL);
         if (cmd != MSG_STAT_ANY && !q->perm.Allows(c, 0444)) return Errno(EACCES);
         ds.msg_perm = ToAbi(q->perm);

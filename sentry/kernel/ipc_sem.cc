@@ -241,8 +241,8 @@ Result<uint64_t> IpcNamespace::SemCtl(Task& t, int id, int num, int cmd, uint64_
       std::vector<uint16_t> vals;
       for (auto& s : set->sems) vals.push_back(static_cast<uint16_t>(s.val));
       l.Release();
-      SENTRY_TRY(t.CopyOutBytes(ptr, {reinterpret_cast<const uint8_t*>(vals.data()),
-                                      vals.size() * 2}));
+      SENTRY_TRY(
+          t.CopyOutBytes(ptr, {reinterpret_cast<const uint8_t*>(vals.data()), vals.size() * 2}));
       return 0;
     }
     case GETVAL:

@@ -6,8 +6,8 @@
 namespace sentry::kernel {
 namespace {
 
-constexpr long kHardMsgMax = 65536;           // HARD_MSGMAX
-constexpr long kHardMsgSizeMax = 16 << 20;    // HARD_MSGSIZEMAX
+constexpr long kHardMsgMax = 65536;         // HARD_MSGMAX
+constexpr long kHardMsgSizeMax = 16 << 20;  // HARD_MSGSIZEMAX
 
 }  // namespace
 
@@ -17,9 +17,8 @@ long MessageQueue::count() {
 }
 
 Result<std::optional<MqNotification>> MessageQueue::Send(Blocker& b, bool nonblock,
-                                                          absl::Time deadline,
-                                                          std::vector<uint8_t> data,
-                                                          unsigned prio) {
+                                                         absl::Time deadline,
+                                                         std::vector<uint8_t> data, unsigned prio) {
   ScopedWait wait(queue_, b.waiter(), kEventOut);
   for (;;) {
     {
@@ -42,8 +41,7 @@ Result<std::optional<MqNotification>> MessageQueue::Send(Blocker& b, bool nonblo
   }
 }
 
-Result<std::pair<std::vector<uint8_t>, unsigned>> MessageQueue::Receive(Blocker& b,
-                                                                        bool nonblock,
+Result<std::pair<std::vector<uint8_t>, unsigned>> MessageQueue::Receive(Blocker& b, bool nonblock,
                                                                         absl::Time deadline) {
   ScopedWait wait(queue_, b.waiter(), kEventIn);
   bool counted = false;
@@ -116,8 +114,7 @@ Result<size_t> MqFile::Read(Blocker& b, std::span<uint8_t> dst) {
 }
 
 Result<vfs::FileRef> MqNamespace::Open(const OpenRequest& r) {
-  if (r.name.empty() || r.name.find('/') != std::string::npos || r.name == "." ||
-      r.name == "..") {
+  if (r.name.empty() || r.name.find('/') != std::string::npos || r.name == "." || r.name == "..") {
     return Errno(EACCES);
   }
   if (r.name.size() > 255) return Errno(ENAMETOOLONG);

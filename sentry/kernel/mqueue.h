@@ -22,8 +22,8 @@ namespace sentry::kernel {
 
 // A registered mq_notify(3) that a send triggered: the caller sends the signal.
 struct MqNotification {
-  int pid = 0;      // the registered process
-  int signo = 0;    // 0 for SIGEV_NONE
+  int pid = 0;    // the registered process
+  int signo = 0;  // 0 for SIGEV_NONE
   uint64_t value = 0;
 };
 

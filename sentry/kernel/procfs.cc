@@ -407,8 +407,8 @@ InodeRef ProcFs::Build() {
   kernel->Add("msgmax", Text(absl::StrFormat("%d\n", ipc.msgmax)));
   kernel->Add("msgmnb", Text(absl::StrFormat("%d\n", ipc.msgmnb)));
   kernel->Add("msgmni", Text(absl::StrFormat("%d\n", ipc.msgmni)));
-  kernel->Add("sem", Text(absl::StrFormat("%d\t%d\t%d\t%d\n", ipc.semmsl, ipc.semmns,
-                                          ipc.semopm, ipc.semmni)));
+  kernel->Add("sem", Text(absl::StrFormat("%d\t%d\t%d\t%d\n", ipc.semmsl, ipc.semmns, ipc.semopm,
+                                          ipc.semmni)));
   auto random = Dir();
   random->Add("boot_id", Text("6f1c3d2e-5b7a-4c1e-9a2b-0d3e4f5a6b7c\n"));
   random->Add("uuid", File([]() -> Result<std::string> {
