@@ -7,8 +7,9 @@
 // segment counts its attachments through mm::MappingObserver, which also drives the deferred
 // destruction after IPC_RMID.
 //
-// Lock order: MemoryManager::mu_ -> IpcNamespace::mu_ -> WaitQueue::mu_. Kernel::mu_ is never
-// held with mu_ (signals for mq_notify are sent after it is dropped; see mqueue.h).
+// Lock order: MemoryManager::mu_ -> IpcNamespace::mu_ -> WaitQueue::mu_. Kernel::mu_ is
+// never held with mu_: callers' credentials are read before, signals for mq_notify are sent
+// after, and a MemoryManager (whose segments take mu_ in Closed) is dropped outside it.
 #pragma once
 
 #include <sys/sem.h>
