@@ -115,6 +115,8 @@ Result<uint64_t> IpcNamespace::ShmAt(Task& t, int id, uint64_t addr, int flags) 
   absl::MutexLock l(&mu_);
   ShmUnpin(*seg);
   if (!at.ok() && at.error() == EEXIST) return Errno(EINVAL);
+  // The platform could not hand the memfd to the stub: no copy can stand in for shared memory.
+  if (!at.ok() && at.error() == EOPNOTSUPP) return Errno(ENOMEM);
   return at;
 }
 
