@@ -226,6 +226,26 @@ Result<uint64_t> SysSplice(Task& t, int fd_in, GuestAddr off_in, int fd_out, Gue
 Result<uint64_t> SysTee(Task& t, int fd_in, int fd_out, size_t len, unsigned flags);
 Result<uint64_t> SysCopyFileRange(Task& t, int fd_in, GuestAddr off_in, int fd_out, GuestAddr off_out, size_t len, unsigned flags);
 
+Result<uint64_t> SysShmget(Task& t, int32_t key, uint64_t size, int flags);
+Result<uint64_t> SysShmat(Task& t, int id, uint64_t addr, int flags);
+Result<uint64_t> SysShmdt(Task& t, uint64_t addr);
+Result<uint64_t> SysShmctl(Task& t, int id, int cmd, GuestAddr buf);
+Result<uint64_t> SysSemget(Task& t, int32_t key, int nsems, int flags);
+Result<uint64_t> SysSemop(Task& t, int id, GuestAddr sops, size_t nsops);
+Result<uint64_t> SysSemtimedop(Task& t, int id, GuestAddr sops, size_t nsops, GuestAddr timeout);
+Result<uint64_t> SysSemctl(Task& t, int id, int num, int cmd, uint64_t arg);
+Result<uint64_t> SysMsgget(Task& t, int32_t key, int flags);
+Result<uint64_t> SysMsgsnd(Task& t, int id, GuestAddr msgp, size_t size, int flags);
+Result<uint64_t> SysMsgrcv(Task& t, int id, GuestAddr msgp, size_t size, long type, int flags);
+Result<uint64_t> SysMsgctl(Task& t, int id, int cmd, GuestAddr buf);
+
+Result<uint64_t> SysMqOpen(Task& t, GuestAddr name, int flags, uint32_t mode, GuestAddr attr);
+Result<uint64_t> SysMqUnlink(Task& t, GuestAddr name);
+Result<uint64_t> SysMqTimedsend(Task& t, int fd, GuestAddr msg, size_t len, unsigned prio, GuestAddr timeout);
+Result<uint64_t> SysMqTimedreceive(Task& t, int fd, GuestAddr msg, size_t len, GuestAddr prio, GuestAddr timeout);
+Result<uint64_t> SysMqNotify(Task& t, int fd, GuestAddr sevp);
+Result<uint64_t> SysMqGetsetattr(Task& t, int fd, GuestAddr new_attr, GuestAddr old_attr);
+
 namespace {
 
 #define FULL(nr, name, fn, ...) {nr, name, Support::kFull, &Wrap<&fn>::Call, "", {__VA_ARGS__}}
@@ -263,9 +283,9 @@ constexpr SyscallEntry kTable[] = {
     FULL(26, "msync", SysMsync, Arg::kPtr, Arg::kUint, Arg::kHex),
     PARTIAL(27, "mincore", SysMincore, "every mapped page reports resident", Arg::kPtr, Arg::kUint, Arg::kPtr),
     PARTIAL(28, "madvise", SysMadvise, "DONTNEED/FREE/REMOVE act; other advice is accepted as a hint", Arg::kPtr, Arg::kUint, Arg::kInt),
-    UNIMPL(29, "shmget", ""),
-    UNIMPL(30, "shmat", ""),
-    UNIMPL(31, "shmctl", ""),
+    PARTIAL(29, "shmget", SysShmget, "one IPC namespace per sandbox; a segment is a file on the memfds' hidden tmpfs (one host memfd); SHM_HUGETLB/SHM_NORESERVE ignored", Arg::kHex, Arg::kUint, Arg::kOct),
+    FULL(30, "shmat", SysShmat, Arg::kInt, Arg::kPtr, Arg::kHex),
+    PARTIAL(31, "shmctl", SysShmctl, "SHM_LOCK/SHM_UNLOCK only set the mode bit (nothing is swapped anyway)", Arg::kInt, Arg::kInt, Arg::kPtr),
     FULL(32, "dup", SysDup, Arg::kFd),
     FULL(33, "dup2", SysDup2, Arg::kFd, Arg::kFd),
     FULL(34, "pause", SysPause),
@@ -298,14 +318,14 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(61, "wait4", SysWait4, "rusage has the CPU times only; its other fields are zero", Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
     FULL(62, "kill", SysKill, Arg::kInt, Arg::kSig),
     FULL(63, "uname", SysUname, Arg::kPtr),
-    UNIMPL(64, "semget", ""),
-    UNIMPL(65, "semop", ""),
-    UNIMPL(66, "semctl", ""),
-    UNIMPL(67, "shmdt", ""),
-    UNIMPL(68, "msgget", ""),
-    UNIMPL(69, "msgsnd", ""),
-    UNIMPL(70, "msgrcv", ""),
-    UNIMPL(71, "msgctl", ""),
+    FULL(64, "semget", SysSemget, Arg::kHex, Arg::kInt, Arg::kOct),
+    FULL(65, "semop", SysSemop, Arg::kInt, Arg::kPtr, Arg::kUint),
+    FULL(66, "semctl", SysSemctl, Arg::kInt, Arg::kInt, Arg::kInt, Arg::kHex),
+    FULL(67, "shmdt", SysShmdt, Arg::kPtr),
+    FULL(68, "msgget", SysMsgget, Arg::kHex, Arg::kOct),
+    FULL(69, "msgsnd", SysMsgsnd, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
+    FULL(70, "msgrcv", SysMsgrcv, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kInt, Arg::kHex),
+    FULL(71, "msgctl", SysMsgctl, Arg::kInt, Arg::kInt, Arg::kPtr),
     PARTIAL(72, "fcntl", SysFcntl, "no record locks yet", Arg::kFd, Arg::kInt, Arg::kHex),
     FULL(73, "flock", SysFlock, Arg::kFd, Arg::kHex),
     FULL(74, "fsync", SysFsync, Arg::kFd),
@@ -454,7 +474,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(217, "getdents64", SysGetdents64, Arg::kFd, Arg::kPtr, Arg::kUint),
     FULL(218, "set_tid_address", SysSetTidAddress, Arg::kPtr),
     FULL(219, "restart_syscall", SysRestartSyscall),
-    UNIMPL(220, "semtimedop", ""),
+    FULL(220, "semtimedop", SysSemtimedop, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kPtr),
     PARTIAL(221, "fadvise64", SysFadvise64, "advice is accepted and ignored", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kInt),
     PARTIAL(222, "timer_create", SysTimerCreate, "REALTIME, MONOTONIC, BOOTTIME, TAI and the CPU clocks (CPU timers sampled as setitimer's); the alarm clocks as the host has them (EOPNOTSUPP without an RTC), as plain clocks without CAP_WAKE_ALARM's EPERM; a periodic timer whose signal is ignored keeps running (Linux parks it until unignored)", Arg::kInt, Arg::kPtr, Arg::kPtr),
     FULL(223, "timer_settime", SysTimerSettime, Arg::kInt, Arg::kHex, Arg::kPtr, Arg::kPtr),
@@ -474,12 +494,12 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(237, "mbind", ""),
     UNIMPL(238, "set_mempolicy", ""),
     UNIMPL(239, "get_mempolicy", ""),
-    UNIMPL(240, "mq_open", ""),
-    UNIMPL(241, "mq_unlink", ""),
-    UNIMPL(242, "mq_timedsend", ""),
-    UNIMPL(243, "mq_timedreceive", ""),
-    UNIMPL(244, "mq_notify", ""),
-    UNIMPL(245, "mq_getsetattr", ""),
+    PARTIAL(240, "mq_open", SysMqOpen, "one namespace per sandbox; no /dev/mqueue mount (queues are reached by name only); RLIMIT_MSGQUEUE not enforced", Arg::kStr, Arg::kHex, Arg::kOct, Arg::kPtr),
+    PARTIAL(241, "mq_unlink", SysMqUnlink, "no permission check: the caller may remove any queue", Arg::kStr),
+    FULL(242, "mq_timedsend", SysMqTimedsend, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kUint, Arg::kPtr),
+    FULL(243, "mq_timedreceive", SysMqTimedreceive, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kPtr),
+    PARTIAL(244, "mq_notify", SysMqNotify, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD needs a netlink socket: EBADF; a registration is not dropped when its owner closes the fd", Arg::kFd, Arg::kPtr),
+    FULL(245, "mq_getsetattr", SysMqGetsetattr, Arg::kFd, Arg::kPtr, Arg::kPtr),
     UNIMPL(246, "kexec_load", ""),
     PARTIAL(247, "waitid", SysWaitid, "rusage has the CPU times only; its other fields are zero", Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
     UNIMPL(248, "add_key", ""),

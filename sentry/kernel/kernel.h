@@ -26,6 +26,7 @@
 #include "sentry/base/guest_addr.h"
 #include "sentry/base/wait_queue.h"
 #include "sentry/kernel/cputime.h"
+#include "sentry/kernel/ipc.h"
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/timers.h"
 #include "sentry/mm/memory_manager.h"
@@ -403,6 +404,9 @@ class Kernel {
 
   // The futex table (futex.cc).
   class FutexTable& futexes() { return *futexes_; }
+  // The sandbox's one IPC namespace (ipc.h). Never destroyed: shared memory segments are told
+  // about VMAs that go away as late as the last MemoryManager does.
+  IpcNamespace& ipc() { return *ipc_; }
 
   int init_status() {
     absl::MutexLock l(&mu_);
@@ -416,6 +420,7 @@ class Kernel {
   std::unique_ptr<platform::Platform> platform_;
   std::unique_ptr<vfs::Vfs> vfs_;
   std::unique_ptr<class FutexTable> futexes_;
+  IpcNamespace* const ipc_ = new IpcNamespace();
   DispatchFn dispatch_ = nullptr;
   int64_t max_tasks_;  // set before init starts
 

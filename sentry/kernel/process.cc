@@ -195,6 +195,18 @@ void Task::Exit() {
   // Drop the resources outside the kernel lock: closing files wakes other tasks.
   fds_.reset();
   fs_.reset();
+  if (last) {
+    // exit_sem, and exit_mm before the parent hears of the exit: its shared memory
+    // attachments are gone by then (shm_nattch, shm_lpid).
+    k_.ipc().ExitSem(tg_.get(), tg_->tgid);
+    std::shared_ptr<mm::MemoryManager> group_mm;
+    {
+      absl::MutexLock l(&k_.mu());
+      group_mm = std::move(tg_->mm);
+    }
+    group_mm.reset();
+  }
+  mm_.reset();
   std::shared_ptr<ThreadGroup> keep;
   int session_ended = 0;
   {
@@ -205,7 +217,6 @@ void Task::Exit() {
   }
   // A session leader's exit hangs up its controlling terminal (SIGHUP to the foreground job).
   if (session_ended != 0) vfs::TtySessionEnded(session_ended);
-  mm_.reset();
   ctx_.reset();
 }
 

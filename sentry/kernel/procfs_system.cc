@@ -119,14 +119,16 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   kernel->Add("cap_last_cap", Text("40\n"));
   kernel->Add("overflowuid", Text("65534\n"));
   kernel->Add("overflowgid", Text("65534\n"));
-  // SysV IPC limits: Linux's defaults.
-  kernel->Add("shmmax", Text("18446744073692774399\n"));
-  kernel->Add("shmall", Text("18446744073692774399\n"));
-  kernel->Add("shmmni", Text("4096\n"));
-  kernel->Add("msgmax", Text("8192\n"));
-  kernel->Add("msgmnb", Text("16384\n"));
-  kernel->Add("msgmni", Text("32000\n"));
-  kernel->Add("sem", Text("32000\t1024000000\t500\t32000\n"));
+  // The limits the sandbox's IPC namespace enforces (read-only here).
+  const IpcLimits& ipc = k_.ipc().limits;
+  kernel->Add("shmmax", Text(absl::StrFormat("%d\n", ipc.shmmax)));
+  kernel->Add("shmall", Text(absl::StrFormat("%d\n", ipc.shmall)));
+  kernel->Add("shmmni", Text(absl::StrFormat("%d\n", ipc.shmmni)));
+  kernel->Add("msgmax", Text(absl::StrFormat("%d\n", ipc.msgmax)));
+  kernel->Add("msgmnb", Text(absl::StrFormat("%d\n", ipc.msgmnb)));
+  kernel->Add("msgmni", Text(absl::StrFormat("%d\n", ipc.msgmni)));
+  kernel->Add("sem", Text(absl::StrFormat("%d\t%d\t%d\t%d\n", ipc.semmsl, ipc.semmns, ipc.semopm,
+                                          ipc.semmni)));
   kernel->Add("sched_rr_timeslice_ms",
               Text(absl::StrFormat("%d\n", Cpus().rr_timeslice_ns / 1'000'000)));
   auto random = Dir();
@@ -146,6 +148,13 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   fs->Add("nr_open", Text("1048576\n"));
   fs->Add("file-max", Text("9223372036854775807\n"));
   fs->Add("pipe-max-size", Text("1048576\n"));
+  auto mqueue = Dir();
+  const MqNamespace& mq = k_.ipc().mq;
+  mqueue->Add("msg_default", Text(absl::StrFormat("%d\n", mq.msg_default)));
+  mqueue->Add("msg_max", Text(absl::StrFormat("%d\n", mq.msg_max)));
+  mqueue->Add("msgsize_default", Text(absl::StrFormat("%d\n", mq.msgsize_default)));
+  mqueue->Add("msgsize_max", Text(absl::StrFormat("%d\n", mq.msgsize_max)));
+  fs->Add("mqueue", mqueue);
   sys->Add("fs", fs);
   return sys;
 }

@@ -216,10 +216,12 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
   t.robust_list_ = 0;
   // comm is the name exec'd (a script's, not its interpreter's); /proc/PID/exe the file run.
   t.set_comm(execfn.substr(execfn.rfind('/') + 1));
+  // The old mm goes after the lock is dropped: its shared memory segments hear of it.
+  std::shared_ptr<mm::MemoryManager> old_mm;
   {
     absl::MutexLock l(&t.kernel().mu());
     kernel::ThreadGroup& tg = t.tg();
-    tg.mm = mm;
+    old_mm = std::exchange(tg.mm, mm);
     tg.argv = argv;
     tg.envp = envp;
     tg.exe = file;

@@ -72,21 +72,22 @@ void MemoryManager::Carve(uint64_t addr, uint64_t len) {
   if (it != vmas_.begin()) --it;
   while (it != vmas_.end() && it->first < end) {
     uint64_t s = it->first;
-    Vma v = it->second;
-    if (v.end <= addr) {
+    if (it->second.end <= addr) {
       ++it;
       continue;
     }
+    // Moved, not copied: an observer counts the pieces that remain (see MappingHold).
+    Vma v = std::move(it->second);
     it = vmas_.erase(it);
+    bool right = v.end > end;
     if (s < addr) {
-      Vma left = v;
+      Vma left = right ? v : std::move(v);
       left.end = addr;
-      vmas_[s] = left;
+      vmas_[s] = std::move(left);
     }
-    if (v.end > end) {
-      Vma right = v;
-      right.shared_off += end - s;
-      vmas_[end] = right;
+    if (right) {
+      v.shared_off += end - s;
+      vmas_[end] = std::move(v);
       it = vmas_.find(end);
       ++it;
     }
@@ -122,12 +123,13 @@ Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint6
     v.ino = source->ino;
     v.may_write = source->may_write;
     v.shared_off = offset;
+    v.hold = MappingHold(source->observer);
   }
   if (v.shared) {
     v.shared_id = source != nullptr && source->ino != 0 ? FileSharedId(source->dev, source->ino)
                                                         : g_next_shared_id.fetch_add(1);
   }
-  vmas_[addr] = v;
+  vmas_[addr] = std::move(v);
   return addr;
 }
 
@@ -139,6 +141,30 @@ Result<void> MemoryManager::Unmap(platform::Context& via, uint64_t addr, uint64_
   if (Reserved(addr, len)) return Errno(EINVAL);
   SENTRY_TRY(as_->Unmap(via, GuestAddr(addr), len));
   Carve(addr, len);
+  return Ok();
+}
+
+Result<void> MemoryManager::DetachShared(platform::Context& via, uint64_t addr) {
+  if (!PageAligned(addr)) return Errno(EINVAL);
+  absl::MutexLock l(&mu_);
+  auto it = vmas_.lower_bound(addr);
+  for (; it != vmas_.end(); ++it) {
+    MappingObserver* o = it->second.hold.get();
+    if (o != nullptr && o->DetachSize() != 0 && it->first - addr == it->second.shared_off) break;
+  }
+  if (it == vmas_.end()) return Errno(EINVAL);
+  MappingObserver* obj = it->second.hold.get();
+  uint64_t limit = addr + PageRoundUp(obj->DetachSize());
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (; it != vmas_.end() && it->second.end <= limit; ++it) {
+    if (it->second.hold.get() == obj && it->first - addr == it->second.shared_off) {
+      ranges.emplace_back(it->first, it->second.end - it->first);
+    }
+  }
+  for (auto [start, len] : ranges) {
+    SENTRY_TRY(as_->Unmap(via, GuestAddr(start), len));
+    Carve(start, len);
+  }
   return Ok();
 }
 
@@ -180,26 +206,25 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
       ++it;
       continue;
     }
-    pieces.push_back(*it);
+    pieces.emplace_back(it->first, std::move(it->second));
     it = vmas_.erase(it);
   }
   for (auto& [s, v] : pieces) {
     if (s < addr) {
       Vma left = v;
       left.end = addr;
-      vmas_[s] = left;
+      vmas_[s] = std::move(left);
     }
-    uint64_t ms = std::max(s, addr), me = std::min(v.end, addr + len);
-    Vma mid = v;
-    mid.end = me;
-    mid.prot = prot & kProtMask;
-    mid.shared_off += ms - s;
-    vmas_[ms] = mid;
     if (v.end > addr + len) {
       Vma right = v;
       right.shared_off += addr + len - s;
-      vmas_[addr + len] = right;
+      vmas_[addr + len] = std::move(right);
     }
+    uint64_t ms = std::max(s, addr), me = std::min(v.end, addr + len);
+    v.end = me;
+    v.prot = prot & kProtMask;
+    v.shared_off += ms - s;
+    vmas_[ms] = std::move(v);
   }
   return Ok();
 }

@@ -16,6 +16,52 @@
 
 namespace sentry::mm {
 
+// An object that wants to know how many VMAs map it: a System V shared memory segment counts
+// its attachments (shm_nattch) this way. Opened() runs when a VMA starts mapping it (map, a
+// split, fork), Closed() when one stops (munmap, exit, exec), both with MemoryManager::mu_
+// held, on the thread that changes the map.
+class MappingObserver {
+ public:
+  virtual ~MappingObserver() = default;
+  virtual void Opened() = 0;
+  virtual void Closed() = 0;
+  // shmdt(2): the size of the segment, or 0 for objects shmdt does not detach.
+  virtual uint64_t DetachSize() const { return 0; }
+};
+
+// A VMA's reference to its observer: copying it is one more VMA mapping the object, destroying
+// it one less. Moves do not count.
+class MappingHold {
+ public:
+  MappingHold() = default;
+  explicit MappingHold(std::shared_ptr<MappingObserver> o) : o_(std::move(o)) {
+    if (o_) o_->Opened();
+  }
+  MappingHold(const MappingHold& other) : o_(other.o_) {
+    if (o_) o_->Opened();
+  }
+  MappingHold(MappingHold&& other) noexcept : o_(std::move(other.o_)) {}
+  MappingHold& operator=(const MappingHold& other) {
+    if (this != &other) *this = MappingHold(other);
+    return *this;
+  }
+  MappingHold& operator=(MappingHold&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      o_ = std::move(other.o_);
+    }
+    return *this;
+  }
+  ~MappingHold() { Reset(); }
+  void Reset() {
+    if (auto o = std::move(o_)) o->Closed();
+  }
+  MappingObserver* get() const { return o_.get(); }
+
+ private:
+  std::shared_ptr<MappingObserver> o_;
+};
+
 // What a file mapping maps: the file's identity as the guest sees it (for /proc/PID/maps and
 // for futex keys shared by every process that maps the file) and whether the open file
 // allows writing (a shared mapping of a read-only file cannot become writable).
@@ -23,6 +69,7 @@ struct MapSource {
   dev_t dev = 0;
   uint64_t ino = 0;
   bool may_write = true;
+  std::shared_ptr<MappingObserver> observer;  // told about every VMA that maps the file
 };
 
 struct Vma {
@@ -37,6 +84,7 @@ struct Vma {
   dev_t dev = 0;            // the file, for file mappings (ino != 0)
   uint64_t ino = 0;
   bool may_write = true;
+  MappingHold hold;  // the source's observer, if it has one
 };
 
 class MemoryManager {
@@ -60,6 +108,10 @@ class MemoryManager {
                        std::string name, int host_fd, uint64_t offset,
                        const MapSource* source = nullptr);
   Result<void> Unmap(platform::Context& via, uint64_t addr, uint64_t len);
+  // shmdt(2): unmaps the attachment at `addr` (the first VMA at or above it that maps an
+  // object with a DetachSize at the offset `addr` would give it) and the rest of that
+  // attachment's VMAs within the object's size. EINVAL if there is none.
+  Result<void> DetachShared(platform::Context& via, uint64_t addr);
   Result<void> Protect(platform::Context& via, uint64_t addr, uint64_t len, int prot);
   Result<uint64_t> Remap(platform::Context& via, uint64_t old_addr, uint64_t old_len,
                          uint64_t new_len, int flags, uint64_t new_addr);
