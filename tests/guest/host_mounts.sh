@@ -7,11 +7,13 @@
 # USER is root or nobody (sentry-run then runs under setpriv; skipped with exit 77 if it
 # cannot run unprivileged at all). Exports a random token that only the caller's environment
 # holds, then runs in the sandbox, with the host's / also bound read-only at /h:
-#   - listings of /sys, /proc/self/root/sys, /h/proc, /h/sys, /h/dev and reads of
+#   - listings of /h/proc, /h/sys, /h/dev, host-only /sys files (the guest's /sys is the
+#     Sentry's own: CPUs, transparent hugepages), and reads of
 #     /h/proc/self/environ and /h/proc/1/environ;
 #   - as root also: `umount -l /proc` and then /proc, and `mount --bind / /tmp/x` and then
 #     /tmp/x/proc, /tmp/x/sys, /tmp/x/dev.
-# Each listing must be empty, no host /sys entry (kernel, class) may exist, and neither the
+# Each listing must be empty, no host /sys entry (vmcoreinfo, firmware, class/net, block,
+# cgroup files) may exist, and neither the
 # token nor the host pids of this script and of sentry-run may appear anywhere in the output.
 # As root it then checks a workspace holding host mounts (a tmpfs, a procfs, a bind of a
 # directory of the root's ext4): the first two are empty and refuse writes, the bind is served
@@ -43,12 +45,11 @@ out=$run_base/out
 # Prints "count NAME N" (N: entries of DIR) and the listing itself.
 guest_common='
 count() { echo "count $1 $(ls -A "$2" | wc -l)"; ls -A "$2"; }
-count sys /sys
-count selfroot-sys /proc/self/root/sys
 count h-proc /h/proc
 count h-sys /h/sys
 count h-dev /h/dev
-for f in /sys/kernel /sys/class /h/sys/kernel /h/proc/1; do
+for f in /sys/kernel/vmcoreinfo /sys/firmware /sys/class/net /sys/block /sys/fs/cgroup/pids \
+         /proc/self/root/sys/firmware /h/sys/kernel /h/proc/1; do
   [ -e "$f" ] && echo "present $f"
 done
 cat /h/proc/self/environ /h/proc/1/environ 2>&1
@@ -66,7 +67,7 @@ cat /tmp/x/proc/self/environ 2>&1
 true
 '
 script=$guest_common
-names="sys selfroot-sys h-proc h-sys h-dev"
+names="h-proc h-sys h-dev"
 if [ "$user" = root ]; then
   script="$script$guest_root"
   names="$names proc x-proc x-sys x-dev"
