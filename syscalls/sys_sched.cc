@@ -20,15 +20,7 @@ constexpr uint64_t kFlagResetOnFork = 0x01, kFlagKeepPolicy = 0x08, kFlagKeepPar
 constexpr uint32_t kAttrSizeVer0 = 48, kAttrSizeVer1 = 56;
 constexpr int kSetparamPolicy = -1;  // keep the current policy
 
-// struct sched_attr, as of Linux 4.13 (SCHED_ATTR_SIZE_VER1).
-struct SchedAttr {
-  uint32_t size, policy;
-  uint64_t flags;
-  int32_t nice;
-  uint32_t priority;
-  uint64_t runtime, deadline, period;
-  uint32_t util_min, util_max;
-};
+using abi::SchedAttr;
 static_assert(sizeof(SchedAttr) == kAttrSizeVer1);
 
 // The thread `pid` names, 0 being the caller. Preconditions: Kernel::mu_ held.

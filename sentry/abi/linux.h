@@ -178,4 +178,15 @@ inline constexpr uint64_t kAT_NULL = 0, kAT_PHDR = 3, kAT_PHENT = 4, kAT_PHNUM =
                           kAT_RANDOM = 25, kAT_HWCAP2 = 26, kAT_EXECFN = 31,
                           kAT_SYSINFO_EHDR = 33, kAT_MINSIGSTKSZ = 51;
 
+// struct sched_attr, as of Linux 4.13 (SCHED_ATTR_SIZE_VER1, 56 bytes).
+struct SchedAttr {
+  uint32_t size, policy;
+  uint64_t flags;
+  int32_t nice;
+  uint32_t priority;
+  uint64_t runtime, deadline, period;
+  uint32_t util_min, util_max;
+};
+static_assert(sizeof(SchedAttr) == 56);
+
 }  // namespace sentry::abi

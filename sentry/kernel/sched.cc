@@ -8,19 +8,10 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "sentry/abi/linux.h"
 
 namespace sentry::kernel {
 namespace {
-
-// The host's view of sched_attr (for the fair slice only).
-struct HostSchedAttr {
-  uint32_t size, policy;
-  uint64_t flags;
-  int32_t nice;
-  uint32_t priority;
-  uint64_t runtime, deadline, period;
-  uint32_t util_min, util_max;
-};
 
 SandboxCpus Capture() {
   SandboxCpus c;
@@ -43,7 +34,7 @@ SandboxCpus Capture() {
     if (c.online[i]) last = std::max(last, i);
   }
   c.nr_cpu_ids = std::min(last + 1, kMaxCpus);
-  HostSchedAttr a{};
+  abi::SchedAttr a{};  // the host's view (for the fair slice only)
   if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) == 0 && a.policy == SCHED_OTHER) {
     c.fair_slice_ns = a.runtime;
   }
