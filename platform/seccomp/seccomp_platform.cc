@@ -20,6 +20,7 @@
 #include <ctime>
 #include <mutex>
 #include <thread>
+#include <map>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -91,9 +92,16 @@ WaitSlot g_wait_slots[kMaxWaitSlots];
 // SeccompContext::OnHostDeath's callbacks and the guest stubs' pidfds, by slot. The sweeper
 // polls the pidfds and calls the callbacks with this held, so a context that clears its
 // callback (and closes its pidfd) waits for a call in progress.
+// Only the contexts that asked have an entry (a table per slot cost a megabyte of memory).
+struct DeathWatch {
+  int pidfd;
+  std::function<void()> fn;
+};
 absl::Mutex g_death_mu(absl::kConstInit);
-std::function<void()> g_on_death[kMaxWaitSlots] ABSL_GUARDED_BY(g_death_mu);
-int g_death_pidfd[kMaxWaitSlots] ABSL_GUARDED_BY(g_death_mu);
+std::map<int, DeathWatch>& DeathWatches() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_death_mu) {
+  static auto* watches = new std::map<int, DeathWatch>();
+  return *watches;
+}
 // Set by every SIGCHLD: a stub may have died. Not only deaths: SIGCHLDs that arrive
 // together merge into one, whose code is the first one's.
 std::atomic<bool> g_child_event{false};
@@ -140,18 +148,15 @@ void CheckDeaths() {
   absl::MutexLock l(&g_death_mu);
   std::vector<struct pollfd> fds;
   std::vector<int> slots;
-  int used = g_wait_slots_used.load();
-  for (int i = 0; i < used; i++) {
-    if (!g_on_death[i] || g_death_pidfd[i] < 0) continue;
-    fds.push_back({g_death_pidfd[i], POLLIN, 0});
-    slots.push_back(i);
+  for (auto& [slot, watch] : DeathWatches()) {
+    fds.push_back({watch.pidfd, POLLIN, 0});
+    slots.push_back(slot);
   }
   if (fds.empty() || poll(fds.data(), fds.size(), 0) <= 0) return;
   for (size_t j = 0; j < fds.size(); j++) {
     if (!(fds[j].revents & POLLIN)) continue;
-    std::function<void()> fn = std::move(g_on_death[slots[j]]);
-    g_on_death[slots[j]] = nullptr;
-    fn();
+    auto node = DeathWatches().extract(slots[j]);
+    node.mapped().fn();
   }
 }
 
@@ -594,8 +599,11 @@ Result<int> SeccompContext::ForkAddressSpace() {
 void SeccompContext::OnHostDeath(std::function<void()> fn) {
   if (slot_ < 0) return;
   absl::MutexLock l(&g_death_mu);
-  g_death_pidfd[slot_] = fn ? pidfd_ : -1;
-  g_on_death[slot_] = std::move(fn);
+  if (fn && pidfd_ >= 0) {
+    DeathWatches()[slot_] = DeathWatch{pidfd_, std::move(fn)};
+  } else {
+    DeathWatches().erase(slot_);
+  }
 }
 
 void SeccompContext::Kill() {
