@@ -176,11 +176,23 @@ Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg) {
     case F_OFD_SETLK:
     case F_OFD_SETLKW:
       return FcntlLock(t, e.file, cmd, GuestAddr(arg));
-    case F_GETPIPE_SZ: {
+    case F_GETPIPE_SZ:
+    case F_SETPIPE_SZ: {
+      std::shared_ptr<vfs::Pipe> pipe = vfs::PipeOf(*e.file);
+      if (!pipe) return Errno(EBADF);
+      if (cmd == F_GETPIPE_SZ) return pipe->capacity();
+      // /proc/sys/fs/pipe-max-size bounds what an unprivileged caller may ask for.
+      constexpr uint64_t kPipeMaxSize = 1 << 20;
+      if (arg > (uint64_t{1} << 31)) return Errno(EINVAL);
+      if (arg > kPipeMaxSize && !t.VfsContext().creds.privileged()) return Errno(EPERM);
+      return SENTRY_TRY(pipe->SetCapacity(static_cast<size_t>(arg)));
+    }
+    case F_NOTIFY: {
+      // Partial: dnotify requests on directories are accepted, but no SIGIO is sent.
       struct stat st;
       SENTRY_TRY(e.file->Stat(&st));
-      if (!S_ISFIFO(st.st_mode)) return Errno(EBADF);
-      return 65536;
+      if (!S_ISDIR(st.st_mode)) return Errno(ENOTDIR);
+      return 0;
     }
     case F_ADD_SEALS:
       SENTRY_TRY(vfs::AddSeals(e.file, static_cast<uint32_t>(arg)));

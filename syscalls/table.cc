@@ -76,6 +76,8 @@ Result<uint64_t> SysTimerGettime(Task& t, int id, GuestAddr value);
 Result<uint64_t> SysTimerGetoverrun(Task& t, int id);
 Result<uint64_t> SysTimerDelete(Task& t, int id);
 Result<uint64_t> SysClockGettime(Task& t, int clock, GuestAddr tp);
+Result<uint64_t> SysClockSettime(Task& t, int clock, GuestAddr tp);
+Result<uint64_t> SysSettimeofday(Task& t, GuestAddr tv, GuestAddr tz);
 Result<uint64_t> SysClockNanosleep(Task& t, int clock, int flags, GuestAddr req, GuestAddr rem);
 Result<uint64_t> SysClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid, GuestAddr child_tid, uint64_t tls);
 Result<uint64_t> SysClone3(Task& t, GuestAddr args, size_t size);
@@ -326,7 +328,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(69, "msgsnd", SysMsgsnd, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(70, "msgrcv", SysMsgrcv, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kInt, Arg::kHex),
     FULL(71, "msgctl", SysMsgctl, Arg::kInt, Arg::kInt, Arg::kPtr),
-    PARTIAL(72, "fcntl", SysFcntl, "no record locks yet", Arg::kFd, Arg::kInt, Arg::kHex),
+    PARTIAL(72, "fcntl", SysFcntl, "F_NOTIFY (dnotify) is accepted on directories but sends no signal; no F_SETOWN/F_SETSIG/O_ASYNC or leases yet", Arg::kFd, Arg::kInt, Arg::kHex),
     FULL(73, "flock", SysFlock, Arg::kFd, Arg::kHex),
     FULL(74, "fsync", SysFsync, Arg::kFd),
     FULL(75, "fdatasync", SysFdatasync, Arg::kFd),
@@ -418,7 +420,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(161, "chroot", SysChroot, Arg::kStr),
     FULL(162, "sync", SysSync),
     UNIMPL(163, "acct", ""),
-    UNIMPL(164, "settimeofday", ""),
+    PARTIAL(164, "settimeofday", SysSettimeofday, "the host clock is never set: EPERM after Linux's argument checks, as for a caller without CAP_SYS_TIME", Arg::kPtr, Arg::kPtr),
     PARTIAL(165, "mount", SysMount, "tmpfs and bind mounts; no remount, move or propagation flags", Arg::kStr, Arg::kStr, Arg::kStr, Arg::kHex, Arg::kPtr),
     FULL(166, "umount2", SysUmount2, Arg::kStr, Arg::kHex),
     UNIMPL(167, "swapon", ""),
@@ -481,7 +483,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(224, "timer_gettime", SysTimerGettime, Arg::kInt, Arg::kPtr),
     FULL(225, "timer_getoverrun", SysTimerGetoverrun, Arg::kInt),
     FULL(226, "timer_delete", SysTimerDelete, Arg::kInt),
-    UNIMPL(227, "clock_settime", ""),
+    PARTIAL(227, "clock_settime", SysClockSettime, "the host clock is never set: EPERM for CLOCK_REALTIME after Linux's argument checks (EINVAL for other clocks)", Arg::kInt, Arg::kPtr),
     FULL(228, "clock_gettime", SysClockGettime, Arg::kInt, Arg::kPtr),
     FULL(229, "clock_getres", SysClockGetres, Arg::kInt, Arg::kPtr),
     FULL(230, "clock_nanosleep", SysClockNanosleep, Arg::kInt, Arg::kHex, Arg::kPtr, Arg::kPtr),

@@ -38,7 +38,8 @@ class NoBlocker final : public Blocker {
 struct OverlaySuper {
   absl::Mutex mu_;
   dev_t dev;
-  InodeRef upper_root;  // whose file system statfs reports, as overlayfs reports its upper's
+  InodeRef upper_root;  // statfs: the space left is the upper's (the in-memory budget)
+  InodeRef lower_root;  // statfs: what the lower holds counts as used
 };
 
 class OverlayInode final : public Inode {
@@ -145,9 +146,18 @@ class OverlayInode final : public Inode {
     return true;
   }
 
+  // What the guest can still write is the upper's free space; what is there already (the
+  // lower's files and the upper's) counts as used, so `df /` and disk-usage checks see both.
   Result<struct statfs> StatFs() override {
     struct statfs s = SENTRY_TRY(sb_->upper_root->StatFs());
     s.f_type = 0x794c7630;  // OVERLAYFS_SUPER_MAGIC
+    auto low = sb_->lower_root->StatFs();
+    if (low.ok() && low->f_bsize > 0 && s.f_bsize > 0 && low->f_blocks >= low->f_bfree) {
+      uint64_t used = (low->f_blocks - low->f_bfree) * static_cast<uint64_t>(low->f_bsize) /
+                      static_cast<uint64_t>(s.f_bsize);
+      s.f_blocks += used;
+      if (low->f_files >= low->f_ffree) s.f_files += low->f_files - low->f_ffree;
+    }
     return s;
   }
   Result<std::string> GetXattr(const std::string& name) override {
@@ -385,6 +395,7 @@ Result<InodeRef> NewOverlayRoot(InodeRef upper_root, InodeRef lower_root) {
   auto sb = std::make_shared<OverlaySuper>();
   sb->dev = makedev(0, 30 + g_next_overlay_minor.fetch_add(1));
   sb->upper_root = upper_root;
+  sb->lower_root = lower_root;
   struct stat st = SENTRY_TRY(lower_root->Stat());
   SetAttrRequest attrs;
   attrs.mask = kAttrMode | kAttrUid | kAttrGid;

@@ -35,7 +35,7 @@ Result<size_t> Pipe::Write(Blocker& b, std::span<const uint8_t> src, bool nonblo
     {
       absl::MutexLock l(&mu_);
       if (readers_ == 0) return done ? Result<size_t>(done) : Errno(EPIPE);
-      size_t room = kPipeCapacity - buf_.size();
+      size_t room = capacity_ > buf_.size() ? capacity_ - buf_.size() : 0;
       size_t left = src.size() - done;
       // Small writes go in whole or not at all.
       if (room > 0 && (left > kPipeBuf || room >= left)) {
@@ -59,10 +59,27 @@ EventMask Pipe::Readiness(bool read_end) {
     if (!buf_.empty()) m |= kEventIn;
     if (writers_ == 0 && had_writer_) m |= kEventHup;
   } else {
-    if (kPipeCapacity - buf_.size() >= kPipeBuf) m |= kEventOut;
+    if (capacity_ >= buf_.size() + std::min(kPipeBuf, capacity_)) m |= kEventOut;
     if (readers_ == 0) m |= kEventErr;
   }
   return m;
+}
+
+size_t Pipe::capacity() {
+  absl::MutexLock l(&mu_);
+  return capacity_;
+}
+
+Result<size_t> Pipe::SetCapacity(size_t bytes) {
+  size_t cap = kPipeBuf;
+  while (cap < bytes) cap <<= 1;
+  {
+    absl::MutexLock l(&mu_);
+    if (buf_.size() > cap) return Errno(EBUSY);
+    capacity_ = cap;
+  }
+  queue_.Notify(kEventOut);
+  return cap;
 }
 
 size_t Pipe::Available() {
@@ -89,7 +106,7 @@ Result<size_t> Pipe::WaitRoom(Blocker& b, bool nonblock) {
     {
       absl::MutexLock l(&mu_);
       if (readers_ == 0) return Errno(EPIPE);
-      if (buf_.size() < kPipeCapacity) return kPipeCapacity - buf_.size();
+      if (buf_.size() < capacity_) return capacity_ - buf_.size();
       if (nonblock) return Errno(EAGAIN);
     }
     SENTRY_TRY(b.Wait());

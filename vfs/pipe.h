@@ -33,6 +33,10 @@ class Pipe {
   // Drops up to n bytes from the front (after a Peek whose bytes went elsewhere).
   void Consume(size_t n);
   WaitQueue& queue() { return queue_; }
+  // F_GETPIPE_SZ / F_SETPIPE_SZ: the capacity in bytes. Setting rounds up to a power-of-two
+  // number of pages (at least one); EBUSY if the pipe holds more than the new size.
+  size_t capacity();
+  Result<size_t> SetCapacity(size_t bytes);
 
   void AddEnd(bool read_end);
   void RemoveEnd(bool read_end);
@@ -44,6 +48,7 @@ class Pipe {
   int readers_ ABSL_GUARDED_BY(mu_) = 0;
   int writers_ ABSL_GUARDED_BY(mu_) = 0;
   bool had_writer_ ABSL_GUARDED_BY(mu_) = false;
+  size_t capacity_ ABSL_GUARDED_BY(mu_) = kPipeCapacity;
   WaitQueue queue_;
 };
 

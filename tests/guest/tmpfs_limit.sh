@@ -61,14 +61,14 @@ cat "$out"
 
 # 2. An explicit limit.
 run_and_measure "--tmpfs-size 64m" '
-  df -k / | awk "NR==2 {print \"size=\" \$2}"
+  df -k / | awk "NR==2 {print \"avail=\" \$4}"
   dd if=/dev/zero of=/a bs=1M count=100 2>/dev/null; echo "dd1=$?"; ls -s /a
   rm /a
   dd if=/dev/zero of=/b bs=1M count=32 2>/dev/null; echo "dd2=$?"; ls -s /b
   mkdir /t && mount -t tmpfs -o size=1m none /t
   dd if=/dev/zero of=/t/c bs=4k count=1000 2>/dev/null; echo "dd3=$?"; ls -s /t/c'
 status=$?
-grep -q '^size=65536$' "$out"; check "df reports 64 MiB" $?
+grep -q '^avail=65536$' "$out"; check "df reports 64 MiB available" $?
 grep -q '^dd1=1$' "$out"; check "100 MiB into 64 MiB: dd fails" $?
 grep -q '^65536 /a$' "$out"; check "100 MiB into 64 MiB: 64 MiB written" $?
 grep -q '^dd2=0$' "$out"; check "after rm the space is back" $?
