@@ -5,7 +5,9 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       libgmock-dev libcli11-dev nlohmann-json3-dev
       # tests/workloads: the programs its scripts run (/usr/share/doc/bash comes with bash)
       bash python3 gcc make libc6-dev git tar gzip coreutils findutils grep sed mawk diffutils
-      util-linux mount)
+      util-linux mount
+      # tests/suites: CPython's own regression tests, for /usr/bin/python3; tests/workloads
+      sqlite3 libpython3.11-testsuite)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Runs one module of CPython's own regression tests natively and under sentry-run, and compares.
+
+    pysuite.py SENTRY_RUN PLATFORM MODULE EXPECTATIONS_FILE
+
+The tests come from Debian's libpython3.11-testsuite and run with /usr/bin/python3 (the
+interpreter that package belongs to), `python3 -m test -v MODULE`, once natively and once as
+`SENTRY_RUN --platform=PLATFORM -- /usr/bin/python3 -m test -v MODULE`. Every test case that
+passes natively must pass in the sandbox, unless EXPECTATIONS_FILE lists it:
+
+    MODULE  TEST_ID  reason
+
+A listed case that passes is reported (the line should go). Prints the cases compared and the
+number of expected failures listed for the module. Exit status 0 iff nothing unexpected
+failed; 77 (skip) if the test suite is not installed.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+PYTHON = "/usr/bin/python3"
+TIMEOUT_S = 600
+# "test_x (test.test_mod.Class.test_x) ... ok", also with a docstring line between.
+CASE = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)?\s\.\.\.\s(.*)$", re.M)
+
+
+def run(argv, cwd):
+    env = {"PATH": "/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8", "TERM": "dumb"}
+    try:
+        p = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=TIMEOUT_S)
+        return p.stdout.decode("utf-8", "replace"), p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode("utf-8", "replace")
+        return out + "\n[pysuite: timed out after %d s]\n" % TIMEOUT_S, -1
+
+
+def outcomes(text):
+    """TEST_ID -> 'pass' | 'fail' | 'skip' for every case in a verbose run."""
+    res = {}
+    for m in CASE.finditer(text):
+        name, where, verdict = m.group(1), m.group(2), m.group(3).strip()
+        tid = where if where.endswith("." + name) else where + "." + name
+        if verdict == "ok" or verdict == "expected failure":
+            res[tid] = "pass"
+        elif verdict.startswith("skipped"):
+            res[tid] = "skip"
+        else:
+            res[tid] = "fail"
+    return res
+
+
+def expectations(path, module):
+    listed = {}
+    if not os.path.exists(path):
+        return listed
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split(None, 2)
+            if len(parts) >= 2 and parts[0] == module:
+                listed[parts[1]] = parts[2] if len(parts) > 2 else ""
+    return listed
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    sentry_run, platform, module, exp_path = sys.argv[1:]
+    sentry_run = os.path.abspath(sentry_run)
+    if not os.path.exists("/usr/lib/python3.11/test/%s.py" % module) and \
+            not os.path.isdir("/usr/lib/python3.11/test/%s" % module):
+        print("pysuite: %s is not installed (Debian package libpython3.11-testsuite)" % module)
+        return 77
+    with tempfile.TemporaryDirectory(prefix="pysuite-") as cwd:
+        native_out, _ = run([PYTHON, "-m", "test", "-v", module], cwd)
+        sandbox_out, status = run([sentry_run, "--platform=" + platform, "--workspace", cwd, "--",
+                                   PYTHON, "-m", "test", "-v", module], cwd)
+    native, sandbox = outcomes(native_out), outcomes(sandbox_out)
+    listed = expectations(exp_path, module)
+    unexpected, fixed, compared = [], [], 0
+    for tid, verdict in sorted(native.items()):
+        if verdict != "pass":
+            continue
+        compared += 1
+        got = sandbox.get(tid, "missing")
+        if got == "fail" or got == "missing":
+            if tid not in listed:
+                unexpected.append((tid, got))
+        elif tid in listed and got == "pass":
+            fixed.append(tid)
+    print("pysuite %s [%s]: %d cases pass natively; %d fail or are missing in the sandbox "
+          "unexpectedly; %d expected failures listed" % (module, platform, compared,
+                                                         len(unexpected), len(listed)))
+    for tid, got in unexpected:
+        print("UNEXPECTED %s: %s" % (got, tid))
+    for tid in fixed:
+        print("NOW PASSES (remove from %s): %s" % (os.path.basename(exp_path), tid))
+    if compared == 0:
+        print("pysuite: no case of %s passes natively here (it may need a terminal or a "
+              "network): nothing to compare" % module)
+        return 77
+    if unexpected:
+        print("--- sandbox output (exit status %d, last 60 lines) ---" % status)
+        print("\n".join(sandbox_out.splitlines()[-60:]))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
