@@ -176,26 +176,20 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
   if (Overflows(addr, len)) return Errno(ENOMEM);
   if (len == 0) return Ok();
   absl::MutexLock l(&mu_);
-  // Every page must be mapped.
+  // Every page must be mapped; a shared mapping of a file opened read-only stays read-only,
+  // as Linux's VM_MAYWRITE.
   uint64_t cur = addr;
+  bool write_denied = false;
   auto it = vmas_.upper_bound(addr);
   if (it != vmas_.begin()) --it;
   for (; it != vmas_.end() && cur < addr + len; ++it) {
     if (it->second.end <= cur) continue;
     if (it->first > cur) return Errno(ENOMEM);
     cur = it->second.end;
+    if ((prot & PROT_WRITE) && it->second.shared && !it->second.may_write) write_denied = true;
   }
   if (cur < addr + len) return Errno(ENOMEM);
-  if (prot & PROT_WRITE) {
-    // A shared mapping of a file opened read-only stays read-only, as Linux's VM_MAYWRITE.
-    it = vmas_.upper_bound(addr);
-    if (it != vmas_.begin()) --it;
-    for (; it != vmas_.end() && it->first < addr + len; ++it) {
-      if (it->second.end > addr && it->second.shared && !it->second.may_write) {
-        return Errno(EACCES);
-      }
-    }
-  }
+  if (write_denied) return Errno(EACCES);
   SENTRY_TRY(as_->Protect(via, GuestAddr(addr), len, prot & kProtMask));
   // Split at the edges and update.
   std::vector<std::pair<uint64_t, Vma>> pieces;
