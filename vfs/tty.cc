@@ -260,9 +260,10 @@ Result<size_t> Tty::SlaveRead(Blocker& b, std::span<uint8_t> dst, bool nonblock)
       } else {
         size_t vmin = termios_.c_cc[kVMin], vtime = termios_.c_cc[kVTime];
         size_t want = std::min<size_t>(dst.size(), std::max<size_t>(vmin, 1));
-        bool timed_out = absl::Now() >= deadline;
-        if (input_.size() >= want || (!input_.empty() && (timed_out || vmin == 0)) ||
-            (vmin == 0 && vtime == 0) || (vmin == 0 && timed_out)) {
+        // Enough bytes; or with VMIN 0, any byte or no wait at all; or VTIME ran out (it only
+        // runs with VMIN 0 or once a byte came): whatever is there.
+        if (input_.size() >= want || (vmin == 0 && (!input_.empty() || vtime == 0)) ||
+            absl::Now() >= deadline) {
           size_t n = std::min(dst.size(), input_.size());
           std::copy_n(input_.begin(), n, dst.begin());
           input_.erase(input_.begin(), input_.begin() + static_cast<ptrdiff_t>(n));
