@@ -26,6 +26,19 @@ static int open_slave(int m, int flags) {
   return s;
 }
 
+static int open_unlocked_master(void) {
+  int m = open_master();
+  CHECK_OK(unlockpt(m));
+  return m;
+}
+
+// A ready pair: the master, and in *slave the slave (not as a controlling terminal).
+static int open_pair(int *slave) {
+  int m = open_unlocked_master();
+  *slave = open_slave(m, O_NOCTTY);
+  return m;
+}
+
 // Reads what is there within 1 s (the master side of an echo may come in pieces).
 static size_t read_some(int fd, char *buf, size_t cap, size_t want) {
   size_t n = 0;
@@ -79,9 +92,8 @@ TEST(open_and_unlock) {
 }
 
 TEST(default_termios) {
-  int m = open_master();
-  CHECK_OK(unlockpt(m));
-  int s = open_slave(m, O_NOCTTY);
+  int s;
+  int m = open_pair(&s);
   struct termios t;
   CHECK_OK(tcgetattr(s, &t));
   CHECK_EQ(t.c_iflag, (tcflag_t)(ICRNL | IXON));
@@ -99,9 +111,8 @@ TEST(default_termios) {
 }
 
 TEST(canonical_echo_erase) {
-  int m = open_master();
-  CHECK_OK(unlockpt(m));
-  int s = open_slave(m, O_NOCTTY);
+  int s;
+  int m = open_pair(&s);
   char buf[256];
   CHECK_EQ(write(m, "hello\n", 6), 6);
   CHECK_EQ(read(s, buf, sizeof(buf)), 6);
@@ -144,9 +155,8 @@ TEST(canonical_echo_erase) {
 }
 
 TEST(raw_mode) {
-  int m = open_master();
-  CHECK_OK(unlockpt(m));
-  int s = open_slave(m, O_NOCTTY);
+  int s;
+  int m = open_pair(&s);
   struct termios t;
   CHECK_OK(tcgetattr(s, &t));
   cfmakeraw(&t);
@@ -175,9 +185,8 @@ TEST(raw_mode) {
 }
 
 TEST(window_size) {
-  int m = open_master();
-  CHECK_OK(unlockpt(m));
-  int s = open_slave(m, O_NOCTTY);
+  int s;
+  int m = open_pair(&s);
   struct winsize ws = {24, 80, 0, 0}, got;
   CHECK_OK(ioctl(m, TIOCSWINSZ, &ws));
   CHECK_OK(ioctl(s, TIOCGWINSZ, &got));
@@ -240,8 +249,7 @@ static int ready_pipe(int *rd) {
 }
 
 TEST(ctrl_c_signals_foreground) {
-  int m = open_master();
-  CHECK_OK(unlockpt(m));
+  int m = open_unlocked_master();
   int rd;
   int w = ready_pipe(&rd);
   pid_t pid = session_child(m, w, wait_forever);
@@ -254,8 +262,7 @@ TEST(ctrl_c_signals_foreground) {
 }
 
 TEST(hangup_on_master_close) {
-  int m = open_master();
-  CHECK_OK(unlockpt(m));
+  int m = open_unlocked_master();
   int rd;
   int w = ready_pipe(&rd);
   pid_t pid = session_child(m, w, wait_forever);
@@ -293,8 +300,7 @@ static void background_reader(int s) {
 }
 
 TEST(background_read_stops) {
-  int m = open_master();
-  CHECK_OK(unlockpt(m));
+  int m = open_unlocked_master();
   int rd;
   int w = ready_pipe(&rd);
   pid_t pid = session_child(m, w, background_reader);
@@ -305,9 +311,8 @@ TEST(background_read_stops) {
 }
 
 TEST(slave_gone_master_eio) {
-  int m = open_master();
-  CHECK_OK(unlockpt(m));
-  int s = open_slave(m, O_NOCTTY);
+  int s;
+  int m = open_pair(&s);
   CHECK_EQ(write(s, "z", 1), 1);
   CHECK_OK(close(s));
   char buf[8];
