@@ -571,7 +571,7 @@ Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
     absl::MutexLock l(&smu_);
     to = peer_;
   }
-  if (to.port == 0) return Errno(EINVAL);
+  if (to.port == 0 && !req.to.empty()) return Errno(EINVAL);
   if (req.data.size() > (family_ == AF_INET ? kMaxUdpV4 : kMaxUdpV6)) return Errno(EMSGSIZE);
   bool connected;
   {
