@@ -182,6 +182,7 @@ InetSocket::InetSocket(Stack& stack, int family, int type, int protocol, int fla
 }
 
 InetSocket::~InetSocket() {
+  stack_.Unregister(this);  // before any member goes: /proc/net/tcp reads them
   std::shared_ptr<StreamConn> conn;
   std::deque<std::shared_ptr<InetSocket>> pending;
   bool reset;

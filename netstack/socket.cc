@@ -31,9 +31,11 @@ Socket::Socket(Stack& stack, int family, int type, int protocol, int flags)
       protocol_(protocol),
       ino_(stack.NextIno()),
       sndbuf_(kDefaultBuf),
-      rcvbuf_(kDefaultBuf) {}
+      rcvbuf_(kDefaultBuf) {
+  stack_.Register(this);
+}
 
-Socket::~Socket() = default;
+Socket::~Socket() { stack_.Unregister(this); }
 
 Socket* AsSocket(const vfs::FileDescription& f) {
   return dynamic_cast<Socket*>(const_cast<vfs::FileDescription*>(&f));

@@ -2,6 +2,8 @@
 
 #include <netinet/in.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "netstack/unix.h"
 
@@ -83,6 +85,45 @@ Result<int> InetProtocol(int type, int protocol) {
 }
 
 }  // namespace
+
+void Stack::Register(Socket* s) {
+  absl::MutexLock l(&sockets_mu_);
+  sockets_.insert(s);
+}
+
+void Stack::Unregister(Socket* s) {
+  absl::MutexLock l(&sockets_mu_);
+  sockets_.erase(s);
+}
+
+std::string Stack::ProcNet(const std::string& name) {
+  std::string out;
+  int family = name.ends_with("6") ? AF_INET6 : AF_INET;
+  int type = name.starts_with("tcp") ? SOCK_STREAM : SOCK_DGRAM;
+  if (name == "unix") {
+    out = "Num       RefCount Protocol Flags    Type St Inode Path\n";
+  } else if (type == SOCK_STREAM) {
+    out =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+        "timeout inode\n";
+  } else {
+    out =
+        "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+        "timeout inode ref pointer drops\n";
+  }
+  absl::MutexLock l(&sockets_mu_);
+  std::vector<Socket*> sorted(sockets_.begin(), sockets_.end());
+  std::sort(sorted.begin(), sorted.end(), [](Socket* a, Socket* b) { return a->ino() < b->ino(); });
+  int slot = 0;
+  for (Socket* s : sorted) {
+    if (name == "unix") {
+      if (auto* u = dynamic_cast<UnixSocket*>(s)) out += u->ProcLine();
+    } else if (s->family() == family && s->type() == type) {
+      if (auto* i = dynamic_cast<InetSocket*>(s)) out += i->ProcLine(slot++);
+    }
+  }
+  return out;
+}
 
 Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const Ucred& owner) {
   int flags = (type & SOCK_NONBLOCK) ? O_NONBLOCK : 0;

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "netstack/inet.h"
@@ -51,6 +52,11 @@ class Stack {
                                                         const Ucred& owner);
 
   uint64_t NextIno() { return next_ino_.fetch_add(1); }
+  // Every live socket, for the /proc/net tables.
+  void Register(Socket* s);
+  void Unregister(Socket* s);
+  // The body of /proc/net/NAME for NAME in unix, tcp, tcp6, udp, udp6 (header included).
+  std::string ProcNet(const std::string& name);
   UnixNames& unix_names() { return unix_names_; }
   InetPorts& ports() { return ports_; }
   NetMode mode() const { return mode_; }
@@ -59,6 +65,8 @@ class Stack {
   const NetMode mode_;
   std::atomic<uint64_t> next_ino_{20000};
   UnixNames unix_names_;
+  absl::Mutex sockets_mu_;  // taken before any socket's smu_, never after
+  std::set<Socket*> sockets_ ABSL_GUARDED_BY(sockets_mu_);
   InetPorts ports_;
 };
 

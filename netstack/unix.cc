@@ -26,6 +26,7 @@ UnixSocket::UnixSocket(Stack& stack, int type, int flags, const Ucred& owner)
 }
 
 UnixSocket::~UnixSocket() {
+  stack_.Unregister(this);  // before any member goes: /proc/net/unix reads them
   std::deque<std::shared_ptr<UnixSocket>> pending;
   std::deque<Datagram> rx;
   std::shared_ptr<StreamConn> conn;
