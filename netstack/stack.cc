@@ -1,10 +1,12 @@
 #include "netstack/stack.h"
 
+#include <linux/netlink.h>
 #include <netinet/in.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "netstack/netlink.h"
 #include "netstack/unix.h"
 
 namespace sentry::netstack {
@@ -141,10 +143,13 @@ Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const 
       return vfs::FileRef(std::make_shared<InetSocket>(*this, family, kind, proto, flags, owner));
     }
     case AF_NETLINK:
+      if (kind != SOCK_RAW && kind != SOCK_DGRAM) return Errno(ESOCKTNOSUPPORT);
+      if (protocol != NETLINK_ROUTE) return Errno(EPROTONOSUPPORT);
+      // Every netlink socket of a process gets its tgid as port id: uniqueness only matters
+      // for messages between sockets, which this kernel-side-only netlink never sends.
+      return vfs::FileRef(std::make_shared<NetlinkSocket>(*this, kind, protocol, flags, owner.pid));
     case AF_PACKET:
-      // Not offered yet: glibc falls back when netlink is missing (getaddrinfo assumes both
-      // address families, if_nameindex fails).
-      return Errno(EAFNOSUPPORT);
+      return Errno(EPERM);  // needs CAP_NET_RAW
     default:
       return Errno(EAFNOSUPPORT);
   }

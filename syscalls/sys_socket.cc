@@ -4,7 +4,14 @@
 // gives it the caller's view of the VFS for AF_UNIX path names.
 #include "syscalls/sys_socket.h"
 
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/un.h>
+
+#include <cstring>
 
 #include "netstack/stack.h"
 
@@ -195,6 +202,112 @@ Result<uint64_t> SysGetsockopt(Task& t, int fd, int level, int name, GuestAddr v
   if (n > 0) SENTRY_TRY(t.CopyOutBytes(val, {v.data(), n}));
   SENTRY_TRY(t.CopyOut(len_addr, static_cast<int>(n)));
   return 0;
+}
+
+}  // namespace sentry::syscalls
+
+namespace sentry::syscalls {
+
+namespace {
+// The sandbox's one interface, as the SIOCGIF* ioctls describe it.
+constexpr int kLoIndex = 1;
+constexpr short kLoFlags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+
+void PutIn4(struct sockaddr* sa, uint32_t host_ip) {
+  struct sockaddr_in sin {};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(host_ip);
+  std::memcpy(sa, &sin, sizeof(sin));
+}
+}  // namespace
+
+Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uint64_t arg) {
+  GuestAddr a(arg);
+  switch (cmd) {
+    case SIOCOUTQ: {
+      int n = static_cast<int>(netstack::AsSocket(f)->OutQueue());
+      SENTRY_TRY(t.CopyOut(a, n));
+      return 0;
+    }
+    case SIOCGIFCONF: {
+      struct ifconf ifc = SENTRY_TRY(t.CopyIn<struct ifconf>(a));
+      struct ifreq r {};
+      std::strcpy(r.ifr_name, "lo");
+      PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
+      if (ifc.ifc_buf == nullptr) {
+        ifc.ifc_len = sizeof(r);
+      } else if (ifc.ifc_len >= static_cast<int>(sizeof(r))) {
+        SENTRY_TRY(t.CopyOut(GuestAddr(reinterpret_cast<uint64_t>(ifc.ifc_buf)), r));
+        ifc.ifc_len = sizeof(r);
+      } else {
+        ifc.ifc_len = 0;
+      }
+      SENTRY_TRY(t.CopyOut(a, ifc));
+      return 0;
+    }
+    case SIOCGIFNAME:
+    case SIOCGIFINDEX:
+    case SIOCGIFFLAGS:
+    case SIOCGIFADDR:
+    case SIOCGIFNETMASK:
+    case SIOCGIFBRDADDR:
+    case SIOCGIFMTU:
+    case SIOCGIFHWADDR:
+    case SIOCGIFTXQLEN:
+    case SIOCGIFMETRIC: {
+      struct ifreq r = SENTRY_TRY(t.CopyIn<struct ifreq>(a));
+      if (cmd == SIOCGIFNAME) {
+        if (r.ifr_ifindex != kLoIndex) return Errno(ENODEV);
+        std::memset(r.ifr_name, 0, sizeof(r.ifr_name));
+        std::strcpy(r.ifr_name, "lo");
+      } else if (strncmp(r.ifr_name, "lo", IFNAMSIZ) != 0) {
+        return Errno(ENODEV);
+      }
+      switch (cmd) {
+        case SIOCGIFINDEX:
+          r.ifr_ifindex = kLoIndex;
+          break;
+        case SIOCGIFFLAGS:
+          r.ifr_flags = kLoFlags;
+          break;
+        case SIOCGIFADDR:
+          PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
+          break;
+        case SIOCGIFNETMASK:
+          PutIn4(&r.ifr_netmask, 0xff000000u);
+          break;
+        case SIOCGIFBRDADDR:
+          PutIn4(&r.ifr_broadaddr, 0);
+          break;
+        case SIOCGIFMTU:
+          r.ifr_mtu = 65536;
+          break;
+        case SIOCGIFTXQLEN:
+          r.ifr_qlen = 1000;
+          break;
+        case SIOCGIFMETRIC:
+          r.ifr_metric = 0;
+          break;
+        case SIOCGIFHWADDR:
+          std::memset(&r.ifr_hwaddr, 0, sizeof(r.ifr_hwaddr));
+          r.ifr_hwaddr.sa_family = ARPHRD_LOOPBACK;
+          break;
+      }
+      SENTRY_TRY(t.CopyOut(a, r));
+      return 0;
+    }
+    case SIOCSIFFLAGS:
+    case SIOCSIFADDR:
+    case SIOCSIFMTU:
+    case SIOCSIFNETMASK:
+    case SIOCSIFNAME:
+    case SIOCSIFHWADDR:
+    case SIOCADDRT:
+    case SIOCDELRT:
+      return Errno(EPERM);  // the sandbox's network is not configurable from inside
+    default:
+      return Errno(ENOTTY);
+  }
 }
 
 }  // namespace sentry::syscalls

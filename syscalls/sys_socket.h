@@ -34,4 +34,8 @@ Result<std::vector<uint8_t>> CopyInAddr(Task& t, GuestAddr addr, int len);
 Result<void> CopyOutAddr(Task& t, const std::vector<uint8_t>& a, GuestAddr addr,
                          GuestAddr len_addr);
 
+// Socket ioctls beyond FIONREAD: SIOCOUTQ and the SIOCGIF* queries of the loopback interface.
+// ENOTTY for anything else.
+Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uint64_t arg);
+
 }  // namespace sentry::syscalls
