@@ -105,12 +105,13 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     return r.error();
   }
   {
-    absl::MutexLock l(&k.mu());
+    absl::ReleasableMutexLock l(&k.mu());
     // Killed while the host side was made (as Linux's copy_process checks for a fatal
     // signal): a child registered now would escape the group exit that is under way.
     if (t.tg().exiting || t.exec_kill_) {
       child->Start(/*abandon=*/true);
-      drop_pidfd();
+      l.Release();
+      drop_pidfd();  // closing a file takes vfs locks: not under Kernel::mu_
       return Errno(EAGAIN);
     }
     int tid = child->tid();
