@@ -168,9 +168,21 @@ static void user_limits(void) {
   q = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(q != MAP_FAILED);
   CHECK_EQ(vm_lck_kb(), 4);
+  // The heap grows locked too: past the limit brk stays put.
+  void *top = sbrk(0);
+  CHECK(sbrk(3 * 4096) == (void *)-1);
+  CHECK(sbrk(0) == top);
   CHECK_OK(munlockall());
   q = mmap(NULL, 3 * 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED, -1, 0);
   CHECK(q == MAP_FAILED && errno == EAGAIN);
+  // Growing a locked mapping counts against the limit as well.
+  CHECK_OK(munlockall());
+  char *r = map_pages(1);
+  CHECK_OK(mlock(r, 4096));
+  CHECK(mremap(r, 4096, 4 * 4096, MREMAP_MAYMOVE) == MAP_FAILED && errno == EAGAIN);
+  r = mremap(r, 4096, 2 * 4096, MREMAP_MAYMOVE);
+  CHECK(r != MAP_FAILED);
+  CHECK_EQ(vm_lck_kb(), 8);
 }
 
 static void user_no_limit(void) {
