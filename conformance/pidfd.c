@@ -442,6 +442,30 @@ TEST(clone3_pidfd) {
   CHECK_ERRNO(syscall(SYS_clone3, &args, sizeof(args)), EINVAL);
 }
 
+static void on_usr1_plain(int sig) { (void)sig; }
+
+TEST(clone3_clear_sighand) {
+  CHECK(signal(SIGUSR1, on_usr1_plain) != SIG_ERR);
+  CHECK(signal(SIGUSR2, SIG_IGN) != SIG_ERR);
+  struct clone_args args;
+  memset(&args, 0, sizeof(args));
+  args.flags = 1ULL << 32;  // CLONE_CLEAR_SIGHAND
+  args.exit_signal = SIGCHLD;
+  long r = syscall(SYS_clone3, &args, sizeof(args));
+  CHECK(r >= 0);
+  if (r == 0) {
+    // Handlers are back to the default; ignored signals stay ignored.
+    struct sigaction a, b;
+    if (sigaction(SIGUSR1, NULL, &a) != 0 || sigaction(SIGUSR2, NULL, &b) != 0) _exit(2);
+    _exit(a.sa_handler == SIG_DFL && b.sa_handler == SIG_IGN ? 0 : 1);
+  }
+  CHECK_EXIT(r, 0);
+  args.flags |= CLONE_SIGHAND | CLONE_VM;  // both: refused
+  CHECK_ERRNO(syscall(SYS_clone3, &args, sizeof(args)), EINVAL);
+  signal(SIGUSR1, SIG_DFL);
+  signal(SIGUSR2, SIG_DFL);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   signal(SIGPIPE, SIG_IGN);
@@ -458,5 +482,6 @@ int main(int argc, char **argv) {
   RUN(waitid_pidfd);
   RUN(clone_pidfd);
   RUN(clone3_pidfd);
+  RUN(clone3_clear_sighand);
   PASS("pidfd");
 }
