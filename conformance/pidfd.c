@@ -5,6 +5,7 @@
 
 #include <linux/sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -442,6 +443,85 @@ TEST(clone3_pidfd) {
   CHECK_ERRNO(syscall(SYS_clone3, &args, sizeof(args)), EINVAL);
 }
 
+#define PIDFD_THREAD_ O_EXCL  // Linux 6.9
+
+static int raw_exit_thread(void *arg) {
+  int fd = *(int *)arg;
+  char c;
+  while (read(fd, &c, 1) == -1 && errno == EINTR) {
+  }
+  syscall(SYS_exit, 0);
+  return 0;
+}
+
+TEST(thread_pidfd) {
+  int p[2];
+  CHECK_OK(pipe(p));
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, park, p), 0);
+  pid_t tid = -1;
+  char path[64], buf[4096];
+  for (int i = 0; i < 1000 && tid < 0; i++) {
+    for (pid_t cand = conf_gettid() + 1; cand < conf_gettid() + 64; cand++) {
+      snprintf(path, sizeof(path), "/proc/self/task/%d", cand);
+      if (access(path, F_OK) == 0) {
+        tid = cand;
+        break;
+      }
+    }
+  }
+  CHECK(tid > 0);
+  int fd = pidfd_open(tid, PIDFD_THREAD_);
+  CHECK(fd >= 0);
+  CHECK(fcntl(fd, F_GETFL) & O_EXCL);
+  CHECK_EQ(poll_one(fd, 0), 0);
+  siginfo_t si;
+  CHECK_ERRNO(waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG), ECHILD);  // a thread, not a child
+  int got = pidfd_getfd(fd, p[0], 0);
+  CHECK(got >= 0);
+  CHECK_OK(close(got));
+  CHECK_OK(pidfd_send_signal(fd, 0, NULL, 0));
+  snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+  conf_get_file(path, buf, sizeof(buf));
+  CHECK_EQ(atoi(strstr(buf, "\nPid:\t") + 6), tid);
+  CHECK_OK(close(p[1]));
+  CHECK_EQ(pthread_join(th, NULL), 0);
+  // A thread is gone as soon as it has exited.
+  CHECK_EQ(poll_one(fd, 10000), POLLIN | POLLHUP);
+  CHECK_ERRNO(pidfd_send_signal(fd, 0, NULL, 0), ESRCH);
+  CHECK_ERRNO(pidfd_getfd(fd, 0, 0), ESRCH);
+  conf_get_file(path, buf, sizeof(buf));
+  CHECK_EQ(atoi(strstr(buf, "\nPid:\t") + 6), -1);
+  CHECK_OK(close(fd));
+  CHECK_OK(close(p[0]));
+  // A thread pidfd of a child's leader: readable at exit, waitable, POLLHUP once reaped.
+  int gate[2];
+  pid_t pid = gated_child(gate, 6);
+  fd = pidfd_open(pid, PIDFD_THREAD_);
+  CHECK(fd >= 0);
+  CHECK_OK(close(gate[1]));
+  CHECK_EQ(poll_one(fd, 10000), POLLIN);
+  memset(&si, 0, sizeof(si));
+  CHECK_OK(waitid(P_PIDFD, fd, &si, WEXITED));
+  CHECK_EQ(si.si_pid, pid);
+  CHECK_EQ(si.si_status, 6);
+  CHECK_EQ(poll_one(fd, 0), POLLIN | POLLHUP);
+  CHECK_OK(close(fd));
+  // CLONE_PIDFD with CLONE_THREAD: the new thread's pidfd.
+  CHECK_OK(pipe(p));
+  static char stack[64 * 1024];
+  int tfd = -1;
+  int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+              CLONE_PIDFD;
+  CHECK(clone(raw_exit_thread, stack + sizeof(stack), flags, &p[0], &tfd) > 0);
+  CHECK(tfd >= 0);
+  CHECK_EQ(poll_one(tfd, 0), 0);
+  CHECK_OK(close(p[1]));
+  CHECK_EQ(poll_one(tfd, 10000), POLLIN | POLLHUP);
+  CHECK_OK(close(tfd));
+  CHECK_OK(close(p[0]));
+}
+
 static void on_usr1_plain(int sig) { (void)sig; }
 
 TEST(clone3_clear_sighand) {
@@ -483,5 +563,6 @@ int main(int argc, char **argv) {
   RUN(clone_pidfd);
   RUN(clone3_pidfd);
   RUN(clone3_clear_sighand);
+  RUN(thread_pidfd);
   PASS("pidfd");
 }

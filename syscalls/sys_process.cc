@@ -41,8 +41,8 @@ constexpr uint64_t kSupportedCloneFlags =
 // word is probed for writing now, so that an EFAULT leaves no child behind.
 Result<void> CheckPidfdArgs(Task& t, uint64_t flags, GuestAddr pidfd, GuestAddr parent_tid) {
   if (!(flags & CLONE_PIDFD)) return Ok();
-  // Thread pidfds (Linux 6.9's PIDFD_THREAD) are not supported: refused as Linux 6.1 does.
-  if (flags & (CLONE_DETACHED | CLONE_THREAD)) return Errno(EINVAL);
+  // With CLONE_THREAD it is the new thread's pidfd (PIDFD_THREAD), as Linux 6.9+.
+  if (flags & CLONE_DETACHED) return Errno(EINVAL);
   if ((flags & CLONE_PARENT_SETTID) && pidfd == parent_tid) return Errno(EINVAL);
   int32_t old = SENTRY_TRY(t.CopyIn<int32_t>(pidfd));
   return t.CopyOut<int32_t>(pidfd, old);
@@ -72,6 +72,11 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     uint64_t nproc = t.tg().rlimits[RLIMIT_NPROC].cur;
     if (k.tasks().size() >= std::min<uint64_t>(nproc, k.max_tasks())) return Errno(EAGAIN);
   }
+  std::shared_ptr<kernel::Task> child;
+  {
+    absl::MutexLock l(&k.mu());
+    child = std::make_shared<kernel::Task>(k, k.AllocPid());
+  }
   // A new process's group exists before it is registered, so that its pidfd can take the fd
   // number first (EMFILE before any host work, as Linux reserves it early). Until the child
   // is registered below, the pidfd reads as a reaped process.
@@ -79,8 +84,9 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   if (!thread) new_tg = std::make_shared<ThreadGroup>();
   int pidfd = -1;
   if (flags & CLONE_PIDFD) {
-    pidfd = static_cast<int>(
-        SENTRY_TRY(t.fds().Add(kernel::NewPidFd(k, new_tg, false), true, 0, NofileLimit(t))));
+    vfs::FileRef f = thread ? kernel::NewPidFd(k, t.tg_ref(), child, false)
+                            : kernel::NewPidFd(k, new_tg, nullptr, false);
+    pidfd = static_cast<int>(SENTRY_TRY(t.fds().Add(std::move(f), true, 0, NofileLimit(t))));
   }
   auto drop_pidfd = [&] {
     if (pidfd >= 0) (void)t.fds().Remove(pidfd);
@@ -93,11 +99,6 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   if (!handle.ok()) {
     drop_pidfd();
     return Errno(handle.error().code() == ENOMEM ? ENOMEM : EAGAIN);
-  }
-  std::shared_ptr<kernel::Task> child;
-  {
-    absl::MutexLock l(&k.mu());
-    child = std::make_shared<kernel::Task>(k, k.AllocPid());
   }
   if (auto r = kernel::Task::Launch(child, *handle, share_vm ? t.ctx().address_space() : nullptr);
       !r.ok()) {
@@ -408,8 +409,12 @@ Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int opt
   bool nonblock = false;
   if (idtype == kPPidfd) {
     vfs::FileRef f = SENTRY_TRY(GetFile(t, id));
-    only = SENTRY_TRY(kernel::PidFdGroup(f));
+    kernel::PidFd* p = SENTRY_TRY(kernel::AsPidFd(f));
     nonblock = f->NonBlocking();  // PIDFD_NONBLOCK: as WNOHANG, but EAGAIN when nothing is due
+    // A thread pidfd waits for its thread's process only if the thread is its leader; for
+    // any other thread there is no child to wait for (ECHILD).
+    absl::MutexLock l(&t.kernel().mu());
+    if (!p->thread() || p->thread().get() == p->group()->leader) only = p->group();
   }
   WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options | (nonblock ? WNOHANG : 0), only.get()));
   if (nonblock && r.pid == 0 && !(options & WNOHANG)) return Errno(EAGAIN);

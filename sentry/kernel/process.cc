@@ -55,6 +55,7 @@ void Kernel::TaskExited(Task& t) {
   t.host_thread_tid_ = 0;
   std::erase(tg.tasks, &t);
   if (&t != tg.leader) tasks_.erase(t.tid());
+  tg.exit_events.Notify();                                // thread pidfds: this thread has exited
   for (Task* other : tg.tasks) other->waiter().Notify();  // an exec may wait for us
   if (!tg.tasks.empty()) return;
 
