@@ -26,6 +26,7 @@
 #include "sentry/base/guest_addr.h"
 #include "sentry/base/wait_queue.h"
 #include "sentry/kernel/cputime.h"
+#include "sentry/kernel/credentials.h"
 #include "sentry/kernel/ipc.h"
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/timers.h"
@@ -38,12 +39,6 @@ namespace sentry::kernel {
 class Kernel;
 class Task;
 class ThreadGroup;
-
-struct Credentials {
-  uint32_t ruid = 0, euid = 0, suid = 0, fsuid = 0;
-  uint32_t rgid = 0, egid = 0, sgid = 0, fsgid = 0;
-  std::vector<uint32_t> groups;
-};
 
 // Pending signals of a task or of a whole thread group.
 struct PendingSignals {
