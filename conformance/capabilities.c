@@ -469,6 +469,7 @@ static int exec_mode_full(void) {
   CHECK_EQ(c.eff, c.prm);
   CHECK_EQ(prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0), 0);  // cleared by execve
   CHECK_EQ(getauxval(AT_SECURE), 0);
+  CHECK_EQ(ambient_is_set(CAP_KILL), 0);
   return 0;
 }
 

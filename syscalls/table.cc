@@ -404,7 +404,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(141, "setpriority", SysSetpriority, "nice is stored per thread with Linux's rules (RLIMIT_NICE, EACCES, EPERM); it does not change how the host schedules the thread", Arg::kInt, Arg::kInt, Arg::kInt),
     PARTIAL(142, "sched_setparam", SysSchedSetparam, "stored and reported, not applied on the host", Arg::kInt, Arg::kPtr),
     FULL(143, "sched_getparam", SysSchedGetparam, Arg::kInt, Arg::kPtr),
-    PARTIAL(144, "sched_setscheduler", SysSchedSetscheduler, "policy and priority are stored per thread with Linux's checks (FIFO/RR need a root guest or RLIMIT_RTPRIO); the host runs every guest thread as SCHED_OTHER", Arg::kInt, Arg::kInt, Arg::kPtr),
+    PARTIAL(144, "sched_setscheduler", SysSchedSetscheduler, "policy and priority are stored per thread with Linux's checks (FIFO/RR need CAP_SYS_NICE or RLIMIT_RTPRIO); the host runs every guest thread as SCHED_OTHER", Arg::kInt, Arg::kInt, Arg::kPtr),
     FULL(145, "sched_getscheduler", SysSchedGetscheduler, Arg::kInt),
     FULL(146, "sched_get_priority_max", SysSchedGetPriorityMax, Arg::kInt),
     FULL(147, "sched_get_priority_min", SysSchedGetPriorityMin, Arg::kInt),
