@@ -623,6 +623,8 @@ static void owner_child(void) {
   CHECK_OK(chown("theirs", USER_UID, USER_GID));
   CHECK_OK(chmod("theirs", 0666));
   conf_put_file("mine", "x", 0644);
+  conf_put_file("grp", "x", 0644);
+  CHECK_OK(chown("grp", 0, USER_GID));
 
   drop_effective(bit(CAP_CHOWN));
   CHECK_ERRNO(chown("mine", USER_UID, -1), EPERM);
@@ -630,18 +632,25 @@ static void owner_child(void) {
   CHECK_OK(chown("mine", 0, 0));  // no change, and a group we are in
   CHECK_ERRNO(chown("theirs", 0, -1), EPERM);
   CHECK_OK(chmod("theirs", 0644));  // CAP_FOWNER still there
+  int fd = open("theirs", O_RDONLY | O_NOATIME);
+  CHECK(fd >= 0);
+  close(fd);
 
   drop_effective(bit(CAP_FOWNER));
   CHECK_ERRNO(chmod("theirs", 0600), EPERM);
   struct timespec ts[2] = {{1, 0}, {1, 0}};
   CHECK_ERRNO(utimensat(AT_FDCWD, "theirs", ts, 0), EPERM);
   CHECK_OK(chmod("mine", 0640));
+  CHECK_ERRNO(open("theirs", O_RDONLY | O_NOATIME), EPERM);
+  fd = open("mine", O_RDONLY | O_NOATIME);
+  CHECK(fd >= 0);
+  close(fd);
 
   // CAP_FSETID: chmod g+s of a file whose group we are not in silently loses the bit;
   // writing to a set-user-ID file clears it.
   conf_put_file("setid", "x", 0644);
   CHECK_OK(chmod("setid", 04755));
-  int fd = open("setid", O_WRONLY);
+  fd = open("setid", O_WRONLY);
   CHECK(fd >= 0);
   CHECK_EQ(write(fd, "y", 1), 1);
   struct stat st;
@@ -652,6 +661,9 @@ static void owner_child(void) {
   CHECK_OK(fstat(fd, &st));
   CHECK_EQ(st.st_mode & 07777, 0755);
   close(fd);
+  CHECK_OK(chmod("grp", 02755));
+  CHECK_OK(stat("grp", &st));
+  CHECK_EQ(st.st_mode & 07777, 0755);
 }
 
 static void kill_child(void) {

@@ -384,6 +384,10 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags, bool
     SENTRY_TRY(CheckPermission(ctx.creds, st, kMayWrite));
     if (p.mnt->read_only()) return Errno(EROFS);
   }
+  // Not updating access times is for the owner (or CAP_FOWNER) to ask.
+  if ((flags & O_NOATIME) && ctx.creds.uid != st.st_uid && !ctx.creds.Capable(CAP_FOWNER)) {
+    return Errno(EPERM);
+  }
   bool truncate = (flags & O_TRUNC) && S_ISREG(st.st_mode);
   if (truncate && st.st_size != 0) {
     SetAttrRequest req;
