@@ -642,8 +642,13 @@ static void owner_child(void) {
   CHECK_ERRNO(utimensat(AT_FDCWD, "theirs", ts, 0), EPERM);
   CHECK_OK(chmod("mine", 0640));
   CHECK_ERRNO(open("theirs", O_RDONLY | O_NOATIME), EPERM);
+  fd = open("theirs", O_RDONLY);
+  CHECK(fd >= 0);
+  CHECK_ERRNO(fcntl(fd, F_SETFL, O_NOATIME), EPERM);
+  close(fd);
   fd = open("mine", O_RDONLY | O_NOATIME);
   CHECK(fd >= 0);
+  CHECK_OK(fcntl(fd, F_SETFL, 0));
   close(fd);
 
   // CAP_FSETID: chmod g+s of a file whose group we are not in silently loses the bit;

@@ -167,6 +167,13 @@ Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg) {
     case F_GETFL:
       return static_cast<uint64_t>(e.file->flags());
     case F_SETFL:
+      // Turning O_NOATIME on or off is the owner's (or CAP_FOWNER's), as at open.
+      if ((static_cast<int>(arg) ^ e.file->flags()) & O_NOATIME) {
+        struct stat st;
+        SENTRY_TRY(e.file->Stat(&st));
+        vfs::Creds c = t.VfsContext().creds;
+        if (c.uid != st.st_uid && !c.Capable(CAP_FOWNER)) return Errno(EPERM);
+      }
       e.file->SetStatusFlags(static_cast<int>(arg));
       return 0;
     case F_GETLK:
