@@ -322,11 +322,24 @@ TEST(keepcaps_securebits) { in_child(securebits_child); }
 
 // --- user id changes ---
 
+static int dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+
 static void setresuid_drops_child(void) {
   struct caps c = get_caps();
   CHECK_OK(set_caps(c.eff, c.prm, bit(CAP_CHOWN)));
   CHECK_OK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_CHOWN, 0, 0));
+  CHECK_OK(setgroups(0, NULL));
+  CHECK_OK(prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0));
+  CHECK_EQ(dumpable(), 1);  // neither capset nor setgroups changes that
   CHECK_OK(setresuid(USER_UID, USER_UID, USER_UID));
+  // A process that changed its ids is not dumpable and forgets its parent-death signal.
+  CHECK_EQ(dumpable(), 0);
+  int sig = -1;
+  CHECK_OK(prctl(PR_GET_PDEATHSIG, &sig, 0, 0, 0));
+  CHECK_EQ(sig, 0);
+  CHECK_ERRNO(prctl(PR_SET_DUMPABLE, 2, 0, 0, 0), EINVAL);
+  CHECK_OK(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0));
+  CHECK_EQ(dumpable(), 1);
   struct caps n = get_caps();
   CHECK_EQ(n.eff, 0);
   CHECK_EQ(n.prm, 0);
@@ -414,7 +427,9 @@ static void setfsuid_child(void) {
                      bit(CAP_FOWNER) | bit(CAP_FSETID) | bit(CAP_LINUX_IMMUTABLE) |
                      bit(CAP_MKNOD) | bit(CAP_MAC_OVERRIDE);
   struct caps c = get_caps();
+  CHECK_EQ(dumpable(), 1);
   CHECK_EQ(setfsuid(USER_UID), 0);  // returns the old fsuid
+  CHECK_EQ(dumpable(), 0);
   CHECK_EQ(setfsuid(-1), USER_UID);  // an invalid id changes nothing: a query
   CHECK_EQ(get_caps().eff, c.eff & ~fs_set);
   CHECK_EQ(get_caps().prm, c.prm);
@@ -484,6 +499,7 @@ static int exec_mode_ambient(void) {
   CHECK_EQ(ambient_is_set(CAP_CHOWN), 0);
   CHECK_EQ(prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0), 0);
   CHECK_EQ(getauxval(AT_SECURE), 0);
+  CHECK_EQ(dumpable(), 1);  // a plain execve makes it dumpable again
   return 0;
 }
 
@@ -492,6 +508,7 @@ static int exec_mode_none(void) {
   CHECK_EQ(c.prm, 0);
   CHECK_EQ(c.eff, 0);
   CHECK_EQ(ambient_is_set(CAP_KILL), 0);
+  CHECK_EQ(dumpable(), 1);
   return 0;
 }
 
@@ -508,6 +525,7 @@ static int exec_mode_ruid_root(void) {
   CHECK_EQ(r, 0);
   CHECK_EQ(e, USER_UID);
   CHECK_EQ(s, USER_UID);  // the saved id takes the effective one
+  CHECK_EQ(dumpable(), 0);  // ran with split ids
   return 0;
 }
 
@@ -518,6 +536,7 @@ static int exec_mode_euid_root(void) {
   CHECK_EQ(c.eff, c.prm);
   CHECK_EQ(getauxval(AT_SECURE), 1);
   CHECK_EQ(ambient_is_set(CAP_KILL), 0);
+  CHECK_EQ(dumpable(), 0);
   return 0;
 }
 

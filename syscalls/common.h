@@ -41,6 +41,11 @@ Result<void> SetTemporarySignalMask(Task& t, GuestAddr mask_addr);
 // when group execute is set, as Linux's file_remove_privs.
 Result<void> RemovePrivsForWrite(Task& t, const vfs::FileRef& f);
 
+// What Linux's commit_creds does besides installing them (Credentials::UnsettlesDumpable):
+// the process may become non-dumpable and the calling thread loses its parent-death signal.
+// Preconditions: Kernel::mu_ held; `t`'s credentials are the new ones.
+void CommitCreds(Task& t, const kernel::Credentials& old);
+
 // Sends SIGPIPE to the calling thread (write to a pipe with no reader).
 void RaiseSigpipe(Task& t);
 

@@ -51,6 +51,7 @@ Result<uint64_t> ChangeIds(Task& t, bool gid, const IdRule& rule) {
   const Credentials old = c;
   Put(c, gid, x);
   if (!gid) c.FixupAfterUidChange(old);
+  CommitCreds(t, old);
   return 0;
 }
 
@@ -113,10 +114,18 @@ uint64_t SetFsId(Task& t, bool gid, uint32_t id) {
   x.fs = id;
   Put(c, gid, x);
   if (!gid) c.FixupAfterFsuidChange(old);
+  CommitCreds(t, old);
   return old_fs;
 }
 
 }  // namespace
+
+void CommitCreds(Task& t, const Credentials& old) {
+  if (t.tg().creds.UnsettlesDumpable(old)) {
+    t.tg().dumpable = false;  // fs.suid_dumpable is 0
+    t.pdeathsig_ = 0;
+  }
+}
 
 Result<uint64_t> SysGetuid(Task& t) { return t.tg().creds.ruid; }
 Result<uint64_t> SysGeteuid(Task& t) { return t.tg().creds.euid; }

@@ -86,6 +86,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
       tg->exe = p.exe;
       tg->oom_score_adj = p.oom_score_adj;
       tg->oom_score_adj_min = p.oom_score_adj_min;
+      tg->dumpable = p.dumpable;
       tg->handlers = std::make_shared<kernel::SignalHandlers>(*p.handlers);
       parent->children.push_back(tg);
       k.groups()[tid] = tg;
@@ -477,10 +478,16 @@ Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_
       SENTRY_TRY(t.CopyOut<int32_t>(GuestAddr(a2), s));
       return 0;
     }
-    case PR_GET_DUMPABLE:
-      return 1;
-    case PR_SET_DUMPABLE:
-      return a2 <= 1 ? Result<uint64_t>(0) : Errno(EINVAL);
+    case PR_GET_DUMPABLE: {
+      absl::MutexLock l(&t.kernel().mu());
+      return t.tg().dumpable;
+    }
+    case PR_SET_DUMPABLE: {
+      if (a2 > 1) return Errno(EINVAL);  // SUID_DUMP_ROOT is not for prctl
+      absl::MutexLock l(&t.kernel().mu());
+      t.tg().dumpable = a2 == 1;
+      return 0;
+    }
     case PR_SET_NO_NEW_PRIVS: {
       if (a2 != 1 || a3 || a4 || a5) return Errno(EINVAL);
       absl::MutexLock l(&t.kernel().mu());

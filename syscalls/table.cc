@@ -417,7 +417,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(154, "modify_ldt", ""),
     UNIMPL(155, "pivot_root", ""),
     UNIMPL(156, "_sysctl", ""),
-    PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE (always 1), NO_NEW_PRIVS, CAPBSET_READ/DROP, CAP_AMBIENT, KEEPCAPS, SECUREBITS (Linux 6.1's four flags); other options EINVAL", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
+    PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE (per process; cleared by id changes as Linux's commit_creds, no core dumps either way), NO_NEW_PRIVS, CAPBSET_READ/DROP, CAP_AMBIENT, KEEPCAPS, SECUREBITS (Linux 6.1's four flags); other options EINVAL", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
     PARTIAL(158, "arch_prctl", SysArchPrctl, "ARCH_SET/GET_FS and _GS only", Arg::kHex, Arg::kPtr),
     UNIMPL(159, "adjtimex", ""),
     PARTIAL(160, "setrlimit", SysSetrlimit, "limits are recorded; RLIMIT_NOFILE and RLIMIT_NPROC are enforced", Arg::kInt, Arg::kPtr),

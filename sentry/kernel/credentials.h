@@ -71,6 +71,14 @@ struct Credentials {
   // secure mode (AT_SECURE).
   bool TransformForExec();
 
+  // Whether replacing `old` by *this makes the process non-dumpable and clears its
+  // parent-death signal, as Linux's commit_creds: another effective or fs id, or a permitted
+  // set that grew.
+  bool UnsettlesDumpable(const Credentials& old) const {
+    return euid != old.euid || egid != old.egid || fsuid != old.fsuid || fsgid != old.fsgid ||
+           (cap_permitted & ~old.cap_permitted) != 0;
+  }
+
   // capset(2) of the calling task's own sets: EPERM unless the new sets respect the old ones.
   Result<void> SetCapabilities(uint64_t effective, uint64_t permitted, uint64_t inheritable);
 

@@ -145,6 +145,9 @@ class ThreadGroup {
   // or from the owning thread).
   std::shared_ptr<mm::MemoryManager> mm;
   Credentials creds;
+  // PR_GET_DUMPABLE (Linux keeps it in the mm): cleared when the credentials change in a way
+  // that could expose a privileged past (see CommitCreds), set again by a plain execve.
+  bool dumpable = true;
   std::array<abi::Rlimit, abi::kNumRlimits> rlimits{};
   std::vector<std::string> argv;  // /proc/PID/cmdline
   std::vector<std::string> envp;  // /proc/PID/environ

@@ -27,6 +27,13 @@ Result<vfs::FileRef> OpenExecPath(kernel::Task& t, const vfs::Context& ctx, cons
   return t.kernel().vfs().OpenPath(ctx, p, O_RDONLY, /*exec=*/true);
 }
 
+// Whether the caller may read `f` (a program it may only execute is not dumpable).
+bool Readable(kernel::Task& t, const vfs::FileRef& f) {
+  struct stat st;
+  if (!f->Stat(&st).ok()) return true;
+  return vfs::CheckPermission(t.VfsContext().creds, st, R_OK).ok();
+}
+
 }  // namespace
 
 Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path) {
@@ -181,7 +188,9 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
                       bool path_inaccessible) {
   std::string execfn = filename;
   std::string path = std::move(filename);
+  bool unreadable = false;  // Linux's would_dump: then the program is not dumpable
   for (int depth = 0;; depth++) {
+    unreadable |= !Readable(t, file);
     bool script = SENTRY_TRY(Shebang(t, file, path, argv));
     if (!script) break;
     // The interpreter could not open the script by the name it would be given (binfmt_script).
@@ -235,6 +244,11 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
     tg.envp = envp;
     tg.exe = file;
     tg.did_exec = true;
+    // Dumpable unless unreadable or run with split ids (Linux looks at the old ids here),
+    // then as any credential change would have it.
+    tg.dumpable = !unreadable && tg.creds.euid == tg.creds.ruid && tg.creds.egid == tg.creds.rgid;
+    if (creds.UnsettlesDumpable(tg.creds)) tg.dumpable = false;
+    if (secure || creds.UnsettlesDumpable(tg.creds)) t.pdeathsig_ = 0;
     tg.creds = std::move(creds);
     tg.timers.KillPosix();  // itimers survive execve; POSIX timers do not
     t.personality_ &= ~0x0400000u;  // READ_IMPLIES_EXEC goes, as x86_64's SET_PERSONALITY
