@@ -6,7 +6,7 @@
 // values are compared with what capget and PR_CAPBSET_READ report, never with constants,
 // since the host's bounding set may lack capabilities (containers drop some).
 
-#include "common.h"  // first: it defines _GNU_SOURCE
+#define _GNU_SOURCE  // before any system header (common.h defines it too)
 
 #include <grp.h>
 #include <linux/capability.h>
@@ -15,6 +15,8 @@
 #include <sys/auxv.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
+
+#include "common.h"
 
 #define USER_UID 1000
 #define USER_GID 1000
@@ -75,7 +77,9 @@ static u64 bounding(void) {
   return b;
 }
 
-static int ambient_is_set(int cap) { return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0); }
+static int ambient_is_set(int cap) {
+  return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
+}
 
 static pid_t fork_checked(void) {
   fflush(stdout);
@@ -361,7 +365,7 @@ static void keepcaps_child(void) {
   CHECK_OK(setresuid(USER_UID, USER_UID, USER_UID));
   struct caps n = get_caps();
   CHECK_EQ(n.prm, c.prm);
-  CHECK_EQ(n.eff, 0);  // effective goes with euid 0 regardless
+  CHECK_EQ(n.eff, 0);                      // effective goes with euid 0 regardless
   CHECK_EQ(ambient_is_set(CAP_CHOWN), 0);  // ambient goes even with KEEP_CAPS
   CHECK_OK(set_caps(n.prm, n.prm, 0));
   // Permitted CAP_SETUID lets uid 1000 become root again, and the effective set follows
@@ -424,8 +428,8 @@ TEST(setuid_transitions) {
 
 static void setfsuid_child(void) {
   const u64 fs_set = bit(CAP_CHOWN) | bit(CAP_DAC_OVERRIDE) | bit(CAP_DAC_READ_SEARCH) |
-                     bit(CAP_FOWNER) | bit(CAP_FSETID) | bit(CAP_LINUX_IMMUTABLE) |
-                     bit(CAP_MKNOD) | bit(CAP_MAC_OVERRIDE);
+                     bit(CAP_FOWNER) | bit(CAP_FSETID) | bit(CAP_LINUX_IMMUTABLE) | bit(CAP_MKNOD) |
+                     bit(CAP_MAC_OVERRIDE);
   struct caps c = get_caps();
   CHECK_EQ(dumpable(), 1);
   CHECK_EQ(setfsuid(USER_UID), 0);  // returns the old fsuid
@@ -524,7 +528,7 @@ static int exec_mode_ruid_root(void) {
   CHECK_OK(getresuid(&r, &e, &s));
   CHECK_EQ(r, 0);
   CHECK_EQ(e, USER_UID);
-  CHECK_EQ(s, USER_UID);  // the saved id takes the effective one
+  CHECK_EQ(s, USER_UID);    // the saved id takes the effective one
   CHECK_EQ(dumpable(), 0);  // ran with split ids
   return 0;
 }
