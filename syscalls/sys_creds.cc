@@ -7,6 +7,7 @@
 #include <linux/capability.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "syscalls/common.h"
 
