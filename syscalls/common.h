@@ -47,6 +47,11 @@ Result<void> RemovePrivsForWrite(Task& t, const vfs::FileRef& f);
 Result<void> CheckLockedGrowth(Task& t, bool locked, uint64_t len);
 Result<void> CheckLockedMapping(Task& t, int flags, uint64_t len);
 
+// What Linux's commit_creds does besides installing them (Credentials::UnsettlesDumpable):
+// the process may become non-dumpable and the calling thread loses its parent-death signal.
+// Preconditions: Kernel::mu_ held; `t`'s credentials are the new ones.
+void CommitCreds(Task& t, const kernel::Credentials& old);
+
 // Sends SIGPIPE to the calling thread (write to a pipe with no reader).
 void RaiseSigpipe(Task& t);
 

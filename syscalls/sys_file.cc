@@ -168,6 +168,13 @@ Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg) {
     case F_GETFL:
       return static_cast<uint64_t>(e.file->flags());
     case F_SETFL:
+      // Turning O_NOATIME on or off is the owner's (or CAP_FOWNER's), as at open.
+      if ((static_cast<int>(arg) ^ e.file->flags()) & O_NOATIME) {
+        struct stat st;
+        SENTRY_TRY(e.file->Stat(&st));
+        vfs::Creds c = t.VfsContext().creds;
+        if (c.uid != st.st_uid && !c.Capable(CAP_FOWNER)) return Errno(EPERM);
+      }
       e.file->SetStatusFlags(static_cast<int>(arg));
       return 0;
     case F_GETLK:
@@ -185,7 +192,8 @@ Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg) {
       // /proc/sys/fs/pipe-max-size bounds what an unprivileged caller may ask for.
       constexpr uint64_t kPipeMaxSize = 1 << 20;
       if (arg > (uint64_t{1} << 31)) return Errno(EINVAL);
-      if (arg > kPipeMaxSize && !t.VfsContext().creds.privileged()) return Errno(EPERM);
+      if (arg > kPipeMaxSize && !t.VfsContext().creds.Capable(CAP_SYS_RESOURCE))
+        return Errno(EPERM);
       return SENTRY_TRY(pipe->SetCapacity(static_cast<size_t>(arg)));
     }
     case F_NOTIFY: {
@@ -258,10 +266,15 @@ Result<uint64_t> SysFaccessat2(Task& t, int dirfd, GuestAddr path_addr, int mode
   if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Errno(EINVAL);
   vfs::Context ctx = t.VfsContext();
   if (!(flags & AT_EACCESS)) {
-    // access(2) checks with the real ids, not the effective (fs) ones.
+    // access(2) checks with the real ids, not the effective (fs) ones, and with the
+    // capabilities a real uid of 0 would have (all permitted ones), or none.
     absl::MutexLock l(&t.kernel().mu());
-    ctx.creds.uid = t.tg().creds.ruid;
-    ctx.creds.gid = t.tg().creds.rgid;
+    const kernel::Credentials& c = t.tg().creds;
+    ctx.creds.uid = c.ruid;
+    ctx.creds.gid = c.rgid;
+    if (!(c.securebits & kernel::kSecbitNoSetuidFixup)) {
+      ctx.creds.caps = c.ruid == 0 ? c.cap_permitted : 0;
+    }
   }
   vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, flags));
   SENTRY_TRY(t.kernel().vfs().Access(ctx, p, mode));
@@ -337,7 +350,7 @@ Result<uint64_t> SysFchdir(Task& t, int fd) {
 
 Result<uint64_t> SysChroot(Task& t, GuestAddr path_addr) {
   vfs::Context ctx = t.VfsContext();
-  if (!ctx.creds.privileged()) return Errno(EPERM);
+  if (!ctx.creds.Capable(CAP_SYS_CHROOT)) return Errno(EPERM);
   vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, path_addr, 0));
   if (!p.inode()->IsDir()) return Errno(ENOTDIR);
   SENTRY_TRY(t.kernel().vfs().Access(ctx, p, X_OK));

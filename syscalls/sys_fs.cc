@@ -525,7 +525,7 @@ Result<TmpfsOptions> ParseTmpfsOptions(const std::string& data) {
 Result<uint64_t> SysMount(Task& t, GuestAddr source_addr, GuestAddr target_addr,
                           GuestAddr type_addr, uint64_t flags, GuestAddr data_addr) {
   vfs::Context ctx = t.VfsContext();
-  if (!ctx.creds.privileged()) return Errno(EPERM);
+  if (!ctx.creds.Capable(CAP_SYS_ADMIN)) return Errno(EPERM);
   vfs::Path target = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, target_addr, 0));
   int mflags = static_cast<int>(flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
   if (flags & MS_BIND) {
@@ -549,7 +549,7 @@ Result<uint64_t> SysMount(Task& t, GuestAddr source_addr, GuestAddr target_addr,
 Result<uint64_t> SysUmount2(Task& t, GuestAddr target_addr, int flags) {
   if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW)) return Errno(EINVAL);
   vfs::Context ctx = t.VfsContext();
-  if (!ctx.creds.privileged()) return Errno(EPERM);
+  if (!ctx.creds.Capable(CAP_SYS_ADMIN)) return Errno(EPERM);
   vfs::Path target = SENTRY_TRY(
       ResolveAt(t, ctx, AT_FDCWD, target_addr, (flags & UMOUNT_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0));
   SENTRY_TRY(V(t).Umount(ctx, target));

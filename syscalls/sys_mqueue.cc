@@ -57,6 +57,7 @@ Result<uint64_t> SysMqOpen(Task& t, GuestAddr name_addr, int flags, uint32_t mod
   r.uid = c.uid;
   r.gid = c.gid;
   r.groups = c.groups;
+  r.caps = c.caps;
   vfs::FileRef f = SENTRY_TRY(t.kernel().ipc().mq.Open(r));
   // Message queue descriptors are always close-on-exec on Linux.
   return t.fds().Add(std::move(f), true, 0, NofileLimit(t));

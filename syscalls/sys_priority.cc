@@ -1,5 +1,5 @@
 // Nice values and I/O priorities of guest threads, by thread, process group or user, with
-// Linux's permission rules (CAP_SYS_NICE is a root guest).
+// Linux's permission rules (CAP_SYS_NICE overrides them).
 #include <sys/resource.h>
 
 #include <functional>
@@ -41,7 +41,7 @@ bool ForEachTarget(Task& t, int which, int who, const std::function<void(Task&)>
   }
 }
 
-bool Privileged(Task& t) { return t.tg().creds.euid == 0; }
+bool Privileged(Task& t) { return t.tg().creds.HasCapability(CAP_SYS_NICE); }
 
 // set_one_prio_perm: the caller owns `p` or has CAP_SYS_NICE.
 bool MayChange(Task& t, Task& p) {
@@ -88,7 +88,7 @@ Result<uint64_t> SysIoprioSet(Task& t, int which, int who, int ioprio) {
   int level = ioprio & 7;
   switch (cls) {
     case kIoprioClassRt:
-      if (!Privileged(t)) return Errno(EPERM);
+      if (!Privileged(t) && !t.tg().creds.HasCapability(CAP_SYS_ADMIN)) return Errno(EPERM);
       [[fallthrough]];
     case kIoprioClassBe:
       break;  // a level of 0..7: three bits cannot hold more

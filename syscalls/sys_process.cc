@@ -1,4 +1,4 @@
-// Processes and threads: clone, fork, vfork, execve, exit, wait, ids, sessions, prctl.
+// Processes and threads: clone, fork, vfork, execve, exit, wait, sessions, rlimits, prctl.
 #include <asm/prctl.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -135,6 +135,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
       tg->exe = p.exe;
       tg->oom_score_adj = p.oom_score_adj;
       tg->oom_score_adj_min = p.oom_score_adj_min;
+      tg->dumpable = p.dumpable;
       tg->handlers = std::make_shared<kernel::SignalHandlers>(*p.handlers);
       if (flags & kCloneClearSighand) ClearHandlers(*tg->handlers);
       if (share_vm) tg->mm = t.mm_;  // vfork: a forked child's comes with its address space
@@ -539,7 +540,10 @@ Result<uint64_t> SysArchPrctl(Task& t, int code, uint64_t addr) {
 
 Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_t a4,
                           uint64_t a5) {
-  (void)a3, (void)a4, (void)a5;
+  if (kernel::IsCapabilityPrctl(option)) {
+    absl::MutexLock l(&t.kernel().mu());
+    return t.tg().creds.Prctl(option, a2, a3, a4, a5);
+  }
   switch (option) {
     case PR_SET_NAME: {
       char buf[16] = {};
@@ -584,14 +588,27 @@ Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_
       SENTRY_TRY(t.CopyOut<int32_t>(GuestAddr(a2), s));
       return 0;
     }
-    case PR_GET_DUMPABLE:
-      return 1;
-    case PR_SET_DUMPABLE:
-      return a2 <= 1 ? Result<uint64_t>(0) : Errno(EINVAL);
-    case PR_SET_NO_NEW_PRIVS:
-      return a2 == 1 ? Result<uint64_t>(0) : Errno(EINVAL);
-    case PR_GET_NO_NEW_PRIVS:
+    case PR_GET_DUMPABLE: {
+      absl::MutexLock l(&t.kernel().mu());
+      return t.tg().dumpable;
+    }
+    case PR_SET_DUMPABLE: {
+      if (a2 > 1) return Errno(EINVAL);  // SUID_DUMP_ROOT is not for prctl
+      absl::MutexLock l(&t.kernel().mu());
+      t.tg().dumpable = a2 == 1;
       return 0;
+    }
+    case PR_SET_NO_NEW_PRIVS: {
+      if (a2 != 1 || a3 || a4 || a5) return Errno(EINVAL);
+      absl::MutexLock l(&t.kernel().mu());
+      t.tg().creds.no_new_privs = true;
+      return 0;
+    }
+    case PR_GET_NO_NEW_PRIVS: {
+      if (a2 || a3 || a4 || a5) return Errno(EINVAL);
+      absl::MutexLock l(&t.kernel().mu());
+      return t.tg().creds.no_new_privs;
+    }
     default:
       return Errno(EINVAL);
   }
@@ -609,112 +626,6 @@ Result<uint64_t> SysUname(Task& t, GuestAddr buf) {
   return 0;
 }
 
-// Credentials: the guest's view, enforced by the Sentry only (no host effect).
-Result<uint64_t> SysGetuid(Task& t) { return t.tg().creds.ruid; }
-Result<uint64_t> SysGeteuid(Task& t) { return t.tg().creds.euid; }
-Result<uint64_t> SysGetgid(Task& t) { return t.tg().creds.rgid; }
-Result<uint64_t> SysGetegid(Task& t) { return t.tg().creds.egid; }
-
-Result<uint64_t> SysGetresuid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s) {
-  kernel::Credentials c = t.tg().creds;
-  SENTRY_TRY(t.CopyOut(r, c.ruid));
-  SENTRY_TRY(t.CopyOut(e, c.euid));
-  SENTRY_TRY(t.CopyOut(s, c.suid));
-  return 0;
-}
-
-// setuid family. Root (euid 0) may set any id; others only to one of their real, effective
-// or saved ids. Changes are the guest's view only: they never change host credentials.
-namespace {
-
-bool MaySet(const kernel::Credentials& c, uint32_t id, bool gid) {
-  if (c.euid == 0) return true;
-  return gid ? (id == c.rgid || id == c.egid || id == c.sgid)
-             : (id == c.ruid || id == c.euid || id == c.suid);
-}
-
-Result<uint64_t> SetRes(Task& t, uint32_t r, uint32_t e, uint32_t s, bool gid) {
-  absl::MutexLock l(&t.kernel().mu());
-  kernel::Credentials& c = t.tg().creds;
-  for (uint32_t id : {r, e, s}) {
-    if (id != UINT32_MAX && !MaySet(c, id, gid)) return Errno(EPERM);
-  }
-  uint32_t* ids = gid ? &c.rgid : &c.ruid;  // r, e, s, fs in order
-  if (r != UINT32_MAX) ids[0] = r;
-  if (e != UINT32_MAX) ids[1] = ids[3] = e;
-  if (s != UINT32_MAX) ids[2] = s;
-  return 0;
-}
-
-}  // namespace
-
-Result<uint64_t> SysSetresuid(Task& t, uint32_t r, uint32_t e, uint32_t s) {
-  return SetRes(t, r, e, s, false);
-}
-Result<uint64_t> SysSetresgid(Task& t, uint32_t r, uint32_t e, uint32_t s) {
-  return SetRes(t, r, e, s, true);
-}
-Result<uint64_t> SysSetreuid(Task& t, uint32_t r, uint32_t e) {
-  uint32_t s = UINT32_MAX;
-  {
-    absl::MutexLock l(&t.kernel().mu());
-    const kernel::Credentials& c = t.tg().creds;
-    if (r != UINT32_MAX || (e != UINT32_MAX && e != c.ruid)) s = e != UINT32_MAX ? e : c.euid;
-  }
-  return SetRes(t, r, e, s, false);
-}
-Result<uint64_t> SysSetregid(Task& t, uint32_t r, uint32_t e) {
-  uint32_t s = UINT32_MAX;
-  {
-    absl::MutexLock l(&t.kernel().mu());
-    const kernel::Credentials& c = t.tg().creds;
-    if (r != UINT32_MAX || (e != UINT32_MAX && e != c.rgid)) s = e != UINT32_MAX ? e : c.egid;
-  }
-  return SetRes(t, r, e, s, true);
-}
-Result<uint64_t> SysSetuid(Task& t, uint32_t id) {
-  bool root;
-  {
-    absl::MutexLock l(&t.kernel().mu());
-    root = t.tg().creds.euid == 0;
-  }
-  return root ? SetRes(t, id, id, id, false) : SetRes(t, UINT32_MAX, id, UINT32_MAX, false);
-}
-Result<uint64_t> SysSetgid(Task& t, uint32_t id) {
-  bool root;
-  {
-    absl::MutexLock l(&t.kernel().mu());
-    root = t.tg().creds.euid == 0;
-  }
-  return root ? SetRes(t, id, id, id, true) : SetRes(t, UINT32_MAX, id, UINT32_MAX, true);
-}
-Result<uint64_t> SysSetgroups(Task& t, int size, GuestAddr list) {
-  if (size < 0 || size > 65536) return Errno(EINVAL);
-  std::vector<uint32_t> g(size);
-  if (size) SENTRY_TRY(t.CopyInBytes(list, {reinterpret_cast<uint8_t*>(g.data()), g.size() * 4}));
-  absl::MutexLock l(&t.kernel().mu());
-  if (t.tg().creds.euid != 0) return Errno(EPERM);
-  t.tg().creds.groups = g;
-  return 0;
-}
-
-Result<uint64_t> SysGetresgid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s) {
-  kernel::Credentials c = t.tg().creds;
-  SENTRY_TRY(t.CopyOut(r, c.rgid));
-  SENTRY_TRY(t.CopyOut(e, c.egid));
-  SENTRY_TRY(t.CopyOut(s, c.sgid));
-  return 0;
-}
-
-Result<uint64_t> SysGetgroups(Task& t, int size, GuestAddr list) {
-  auto groups = t.tg().creds.groups;
-  if (size < 0) return Errno(EINVAL);
-  if (size == 0) return groups.size();
-  if (static_cast<size_t>(size) < groups.size()) return Errno(EINVAL);
-  SENTRY_TRY(t.CopyOutBytes(list, {reinterpret_cast<uint8_t*>(groups.data()), groups.size() * 4}));
-  return groups.size();
-}
-
 Result<uint64_t> SysGetrlimit(Task& t, unsigned res, GuestAddr out) {
   if (res >= abi::kNumRlimits) return Errno(EINVAL);
   abi::Rlimit r;
@@ -725,6 +636,19 @@ Result<uint64_t> SysGetrlimit(Task& t, unsigned res, GuestAddr out) {
   SENTRY_TRY(t.CopyOut(out, r));
   return 0;
 }
+
+namespace {
+
+// check_prlimit_permission: another process's limits are its owner's (all of its ids the
+// caller's real ones) or need CAP_SYS_RESOURCE.
+bool MayPrlimit(const kernel::Credentials& me, const ThreadGroup& g) {
+  const kernel::Credentials& c = g.creds;
+  bool same = me.ruid == c.ruid && me.ruid == c.euid && me.ruid == c.suid && me.rgid == c.rgid &&
+              me.rgid == c.egid && me.rgid == c.sgid;
+  return &g.creds == &me || same || me.HasCapability(CAP_SYS_RESOURCE);
+}
+
+}  // namespace
 
 Result<uint64_t> SysPrlimit64(Task& t, int pid, unsigned res, GuestAddr new_addr,
                               GuestAddr old_addr) {
@@ -739,9 +663,10 @@ Result<uint64_t> SysPrlimit64(Task& t, int pid, unsigned res, GuestAddr new_addr
     absl::MutexLock l(&t.kernel().mu());
     ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(pid);
     if (g == nullptr) return Errno(ESRCH);
+    if (!MayPrlimit(t.tg().creds, *g)) return Errno(EPERM);
     old = g->rlimits[res];
     if (nl) {
-      if (nl->max > old.max && g->creds.euid != 0) return Errno(EPERM);
+      if (nl->max > old.max && !t.tg().creds.HasCapability(CAP_SYS_RESOURCE)) return Errno(EPERM);
       if (res == RLIMIT_NOFILE && nl->max > 1 << 20) return Errno(EPERM);
       g->rlimits[res] = *nl;
       if (res == RLIMIT_CPU) g->timers.UpdateRlimitCpu(t.kernel(), *g);

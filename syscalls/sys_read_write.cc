@@ -148,7 +148,7 @@ Result<void> RemovePrivsForWrite(Task& t, const vfs::FileRef& f) {
   if (!ino || !S_ISREG(ino->Type())) return Ok();
   {
     absl::MutexLock l(&t.kernel().mu());
-    if (t.tg().creds.fsuid == 0) return Ok();  // CAP_FSETID
+    if (t.tg().creds.HasCapability(CAP_FSETID)) return Ok();
   }
   struct stat st = SENTRY_TRY(ino->Stat());
   uint32_t kill = st.st_mode & S_ISUID;

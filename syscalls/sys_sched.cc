@@ -54,7 +54,7 @@ bool SameOwner(Task& t, Task& p) {
   return me.euid == them.euid || me.euid == them.ruid;
 }
 
-bool Privileged(Task& t) { return t.tg().creds.euid == 0; }  // CAP_SYS_NICE
+bool Privileged(Task& t) { return t.tg().creds.HasCapability(CAP_SYS_NICE); }
 
 // The attributes get_params reports for `s`.
 void GetParams(const SchedState& s, SchedAttr* a) {

@@ -149,6 +149,20 @@ abi::SigInfo UserInfo(Task& t, int sig, int code) {
   return info;
 }
 
+// check_kill_permission: a sender whose real or effective uid is the target's real or saved
+// one, or with CAP_KILL, may signal it; so may anyone in its session send SIGCONT.
+// Preconditions: Kernel::mu_ held.
+bool MaySignal(Task& t, const kernel::ThreadGroup& g, int sig) {
+  const kernel::Credentials& me = t.tg().creds;
+  const kernel::Credentials& them = g.creds;
+  if (&me == &them || me.HasCapability(CAP_KILL)) return true;
+  if (me.euid == them.suid || me.euid == them.ruid || me.ruid == them.suid ||
+      me.ruid == them.ruid) {
+    return true;
+  }
+  return sig == SIGCONT && g.sid == t.tg().sid;
+}
+
 }  // namespace
 
 Result<uint64_t> SysKill(Task& t, int pid, int sig) {
@@ -169,9 +183,14 @@ Result<uint64_t> SysKill(Task& t, int pid, int sig) {
     }
     if (targets.empty()) return Errno(ESRCH);
   }
-  if (sig == 0) return 0;
-  for (kernel::ThreadGroup* g : targets) k.SendGroupSignal(*g, info);
-  return 0;
+  // One permitted target is success; kill(-1) does not even report the refused ones.
+  bool sent = false;
+  for (kernel::ThreadGroup* g : targets) {
+    if (!MaySignal(t, *g, sig)) continue;
+    sent = true;
+    if (sig != 0) k.SendGroupSignal(*g, info);
+  }
+  return sent || pid == -1 ? Result<uint64_t>(0) : Errno(EPERM);
 }
 
 static Result<uint64_t> ThreadKill(Task& t, int tgid, int tid, const abi::SigInfo& info) {
@@ -182,6 +201,7 @@ static Result<uint64_t> ThreadKill(Task& t, int tgid, int tid, const abi::SigInf
   if (target == nullptr || (tgid > 0 && target->tg().tgid != tgid) || target->tg().zombie) {
     return Errno(ESRCH);
   }
+  if (!MaySignal(t, target->tg(), info.signo)) return Errno(EPERM);
   if (info.signo == 0) return 0;
   k.SendTaskSignal(*target, info);
   return 0;
@@ -207,6 +227,7 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
   absl::MutexLock l(&k.mu());
   kernel::ThreadGroup* g = k.GroupByTgid(pid);
   if (g == nullptr || g->zombie) return Errno(ESRCH);
+  if (!MaySignal(t, *g, sig)) return Errno(EPERM);
   k.SendGroupSignal(*g, info);
   return 0;
 }

@@ -220,6 +220,10 @@ Result<uint64_t> SysSetregid(Task& t, uint32_t r, uint32_t e);
 Result<uint64_t> SysSetresuid(Task& t, uint32_t r, uint32_t e, uint32_t s);
 Result<uint64_t> SysSetresgid(Task& t, uint32_t r, uint32_t e, uint32_t s);
 Result<uint64_t> SysSetgroups(Task& t, int size, GuestAddr list);
+Result<uint64_t> SysSetfsuid(Task& t, uint32_t id);
+Result<uint64_t> SysSetfsgid(Task& t, uint32_t id);
+Result<uint64_t> SysCapget(Task& t, GuestAddr header, GuestAddr data);
+Result<uint64_t> SysCapset(Task& t, GuestAddr header, GuestAddr data);
 Result<uint64_t> SysPreadv(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off);
 Result<uint64_t> SysEpollCreate(Task& t, int size);
 Result<uint64_t> SysEpollCreate1(Task& t, int flags);
@@ -412,11 +416,11 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(119, "setresgid", SysSetresgid, "guest-visible credentials only; the host credentials never change", Arg::kInt, Arg::kInt, Arg::kInt),
     FULL(120, "getresgid", SysGetresgid, Arg::kPtr, Arg::kPtr, Arg::kPtr),
     FULL(121, "getpgid", SysGetpgid, Arg::kInt),
-    UNIMPL(122, "setfsuid", ""),
-    UNIMPL(123, "setfsgid", ""),
+    PARTIAL(122, "setfsuid", SysSetfsuid, "guest-visible credentials only; the host credentials never change", Arg::kInt),
+    PARTIAL(123, "setfsgid", SysSetfsgid, "guest-visible credentials only; the host credentials never change", Arg::kInt),
     FULL(124, "getsid", SysGetsid, Arg::kInt),
-    UNIMPL(125, "capget", ""),
-    UNIMPL(126, "capset", ""),
+    FULL(125, "capget", SysCapget, Arg::kPtr, Arg::kPtr),
+    PARTIAL(126, "capset", SysCapset, "the sets are per process, not per thread (a thread's capset changes its whole process); guest-visible only, the host credentials never change", Arg::kPtr, Arg::kPtr),
     FULL(127, "rt_sigpending", SysRtSigpending, Arg::kPtr, Arg::kUint),
     FULL(128, "rt_sigtimedwait", SysRtSigtimedwait, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kUint),
     FULL(129, "rt_sigqueueinfo", SysRtSigqueueinfo, Arg::kInt, Arg::kSig, Arg::kPtr),
@@ -434,7 +438,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(141, "setpriority", SysSetpriority, "nice is stored per thread with Linux's rules (RLIMIT_NICE, EACCES, EPERM); it does not change how the host schedules the thread", Arg::kInt, Arg::kInt, Arg::kInt),
     PARTIAL(142, "sched_setparam", SysSchedSetparam, "stored and reported, not applied on the host", Arg::kInt, Arg::kPtr),
     FULL(143, "sched_getparam", SysSchedGetparam, Arg::kInt, Arg::kPtr),
-    PARTIAL(144, "sched_setscheduler", SysSchedSetscheduler, "policy and priority are stored per thread with Linux's checks (FIFO/RR need a root guest or RLIMIT_RTPRIO); the host runs every guest thread as SCHED_OTHER", Arg::kInt, Arg::kInt, Arg::kPtr),
+    PARTIAL(144, "sched_setscheduler", SysSchedSetscheduler, "policy and priority are stored per thread with Linux's checks (FIFO/RR need CAP_SYS_NICE or RLIMIT_RTPRIO); the host runs every guest thread as SCHED_OTHER", Arg::kInt, Arg::kInt, Arg::kPtr),
     FULL(145, "sched_getscheduler", SysSchedGetscheduler, Arg::kInt),
     FULL(146, "sched_get_priority_max", SysSchedGetPriorityMax, Arg::kInt),
     FULL(147, "sched_get_priority_min", SysSchedGetPriorityMin, Arg::kInt),
@@ -447,7 +451,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(154, "modify_ldt", ""),
     UNIMPL(155, "pivot_root", ""),
     UNIMPL(156, "_sysctl", ""),
-    PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE, NO_NEW_PRIVS", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
+    PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE (per process; cleared by id changes as Linux's commit_creds, no core dumps either way), NO_NEW_PRIVS, CAPBSET_READ/DROP, CAP_AMBIENT, KEEPCAPS, SECUREBITS (Linux 6.1's four flags); other options EINVAL", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
     PARTIAL(158, "arch_prctl", SysArchPrctl, "ARCH_SET/GET_FS and _GS only", Arg::kHex, Arg::kPtr),
     UNIMPL(159, "adjtimex", ""),
     PARTIAL(160, "setrlimit", SysSetrlimit, "limits are recorded; RLIMIT_NOFILE and RLIMIT_NPROC are enforced", Arg::kInt, Arg::kPtr),

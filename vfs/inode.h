@@ -6,6 +6,7 @@
 // Lock order: Vfs::mu_ -> Inode::mu_ (each file system's own) -> FileDescription::mu_.
 #pragma once
 
+#include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
@@ -31,8 +32,10 @@ struct Creds {
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::vector<uint32_t> groups;
-  // CAP_DAC_OVERRIDE / CAP_FOWNER / CAP_CHOWN: the sandbox's root has them all.
-  bool privileged() const { return uid == 0; }
+  // The effective capability set (bit n is capability n, as <linux/capability.h>). A
+  // default-made Creds is the sandbox's root with every capability.
+  uint64_t caps = ~uint64_t{0};
+  bool Capable(int cap) const { return (caps >> cap) & 1; }
   bool InGroup(uint32_t g) const;
 };
 

@@ -146,21 +146,27 @@ bool Creds::InGroup(uint32_t g) const {
   return false;
 }
 
+// Linux's generic_permission: the mode bits of the caller's class, then the capabilities
+// that override them.
 Result<void> CheckPermission(const Creds& c, const struct stat& st, int want) {
-  if (c.privileged()) {
-    if ((want & kMayExec) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111)) {
-      return Errno(EACCES);
-    }
-    return Ok();
-  }
+  want &= kMayRead | kMayWrite | kMayExec;
   uint32_t bits = st.st_mode;
   if (c.uid == st.st_uid) {
     bits >>= 6;
   } else if (c.InGroup(st.st_gid)) {
     bits >>= 3;
   }
-  if ((bits & want & 7) != static_cast<uint32_t>(want)) return Errno(EACCES);
-  return Ok();
+  if ((bits & want) == static_cast<uint32_t>(want)) return Ok();
+  if (S_ISDIR(st.st_mode)) {
+    // Reading and searching directories is CAP_DAC_READ_SEARCH's; anything CAP_DAC_OVERRIDE's.
+    if (!(want & kMayWrite) && c.Capable(CAP_DAC_READ_SEARCH)) return Ok();
+    if (c.Capable(CAP_DAC_OVERRIDE)) return Ok();
+    return Errno(EACCES);
+  }
+  // Even CAP_DAC_OVERRIDE cannot execute a file nobody may execute.
+  if ((!(want & kMayExec) || (st.st_mode & 0111)) && c.Capable(CAP_DAC_OVERRIDE)) return Ok();
+  if (want == kMayRead && c.Capable(CAP_DAC_READ_SEARCH)) return Ok();
+  return Errno(EACCES);
 }
 
 Vfs::Vfs(InodeRef root_inode, std::string fstype, std::string source, int flags) {
@@ -295,7 +301,7 @@ Result<void> Vfs::CheckWritableDir(const Context& ctx, const Path& dir) {
 // The sticky bit on a directory lets only the owner of an entry (or of the directory)
 // remove or rename it.
 Result<void> Vfs::CheckSticky(const Context& ctx, const InodeRef& dir, const InodeRef& victim) {
-  if (ctx.creds.privileged()) return Ok();
+  if (ctx.creds.Capable(CAP_FOWNER)) return Ok();
   auto dst = SENTRY_TRY(StatOf(dir));
   if (!(dst.st_mode & S_ISVTX)) return Ok();
   auto vst = SENTRY_TRY(StatOf(victim));
@@ -378,6 +384,10 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags, bool
     SENTRY_TRY(CheckPermission(ctx.creds, st, kMayWrite));
     if (p.mnt->read_only()) return Errno(EROFS);
   }
+  // Not updating access times is for the owner (or CAP_FOWNER) to ask.
+  if ((flags & O_NOATIME) && ctx.creds.uid != st.st_uid && !ctx.creds.Capable(CAP_FOWNER)) {
+    return Errno(EPERM);
+  }
   bool truncate = (flags & O_TRUNC) && S_ISREG(st.st_mode);
   if (truncate && st.st_size != 0) {
     SetAttrRequest req;
@@ -410,7 +420,7 @@ Result<void> Vfs::Mknod(const Context& ctx, const Path& start, const std::string
   if (trailing) return Errno(ENOENT);
   uint32_t type = mode & S_IFMT;
   if (type == 0) type = S_IFREG;
-  if ((type == S_IFCHR || type == S_IFBLK) && !ctx.creds.privileged()) return Errno(EPERM);
+  if ((type == S_IFCHR || type == S_IFBLK) && !ctx.creds.Capable(CAP_MKNOD)) return Errno(EPERM);
   if (type != S_IFREG && type != S_IFCHR && type != S_IFBLK && type != S_IFIFO &&
       type != S_IFSOCK) {
     return Errno(EINVAL);
@@ -577,7 +587,7 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
   const InodeRef& ino = p.inode();
   auto st = SENTRY_TRY(StatOf(ino));
   const Creds& c = ctx.creds;
-  bool owner = c.privileged() || c.uid == st.st_uid;
+  bool owner = c.Capable(CAP_FOWNER) || c.uid == st.st_uid;
   SetAttrRequest r = req;
   if (r.mask & kAttrSize) {
     if (S_ISDIR(st.st_mode)) return Errno(EISDIR);
@@ -589,10 +599,10 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
   if ((r.mask & kAttrMode) && !owner) return Errno(EPERM);
   // Only root gives a file away; an owner may "change" it to itself, and its group to one
   // it belongs to.
-  if ((r.mask & kAttrUid) && !c.privileged() && !(c.uid == st.st_uid && r.uid == st.st_uid)) {
+  if ((r.mask & kAttrUid) && !c.Capable(CAP_CHOWN) && !(c.uid == st.st_uid && r.uid == st.st_uid)) {
     return Errno(EPERM);
   }
-  if ((r.mask & kAttrGid) && !c.privileged() &&
+  if ((r.mask & kAttrGid) && !c.Capable(CAP_CHOWN) &&
       !(c.uid == st.st_uid && (r.gid == st.st_gid || c.InGroup(r.gid)))) {
     return Errno(EPERM);
   }
@@ -606,7 +616,7 @@ Result<void> Vfs::SetAttr(const Context& ctx, const Path& p, const SetAttrReques
     }
   }
   // chmod by someone outside the file's (new) group silently drops set-group-ID.
-  if ((r.mask & kAttrMode) && (r.mode & S_ISGID) && !c.privileged() &&
+  if ((r.mask & kAttrMode) && (r.mode & S_ISGID) && !c.Capable(CAP_FSETID) &&
       !c.InGroup((r.mask & kAttrGid) ? r.gid : st.st_gid)) {
     r.mode &= ~S_ISGID;
   }

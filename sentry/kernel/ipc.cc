@@ -18,7 +18,7 @@ bool IpcCaller::InGroup(uint32_t g) const {
 IpcCaller CallerOf(Task& t) {
   absl::MutexLock l(&t.kernel().mu());
   const Credentials& c = t.tg().creds;
-  return IpcCaller{c.euid, c.egid, c.groups, t.tg().tgid};
+  return IpcCaller{c.euid, c.egid, c.groups, t.tg().tgid, c.cap_effective};
 }
 
 bool IpcPerm::Allows(const IpcCaller& c, int flag) const {
@@ -29,8 +29,7 @@ bool IpcPerm::Allows(const IpcCaller& c, int flag) const {
   } else if (c.InGroup(gid) || c.InGroup(cgid)) {
     granted >>= 3;
   }
-  // The sandbox's root has CAP_IPC_OWNER.
-  return (requested & ~granted & 7) == 0 || c.uid == 0;
+  return (requested & ~granted & 7) == 0 || c.Capable(CAP_IPC_OWNER);
 }
 
 Result<int> IpcRegistry::Add(std::shared_ptr<IpcObject> o, int limit) {

@@ -12,6 +12,7 @@
 // after, and a MemoryManager (whose segments take mu_ in Closed) is dropped outside it.
 #pragma once
 
+#include <linux/capability.h>
 #include <sys/sem.h>
 
 #include <cstdint>
@@ -48,7 +49,9 @@ struct IpcCaller {
   uint32_t uid = 0, gid = 0;
   std::vector<uint32_t> groups;
   int pid = 0;
+  uint64_t caps = ~uint64_t{0};  // effective capabilities
   bool InGroup(uint32_t g) const;
+  bool Capable(int cap) const { return (caps >> cap) & 1; }
 };
 IpcCaller CallerOf(Task& t);
 
@@ -60,8 +63,10 @@ struct IpcPerm {
   uint16_t seq = 0;
   // ipcperms(): may `c` access with `flag`'s rwx bits (0444 read, 0222 write)?
   bool Allows(const IpcCaller& c, int flag) const;
-  // The owner or creator, or root: who may IPC_SET and IPC_RMID.
-  bool OwnedBy(const IpcCaller& c) const { return c.uid == 0 || c.uid == uid || c.uid == cuid; }
+  // The owner or creator, or a holder of CAP_SYS_ADMIN: who may IPC_SET and IPC_RMID.
+  bool OwnedBy(const IpcCaller& c) const {
+    return c.uid == uid || c.uid == cuid || c.Capable(CAP_SYS_ADMIN);
+  }
 };
 
 struct IpcObject {

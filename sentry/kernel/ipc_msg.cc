@@ -182,8 +182,8 @@ Result<uint64_t> IpcNamespace::MsgCtl(Task& t, int id, int cmd, GuestAddr buf) {
       auto q = std::static_pointer_cast<MsgQueue>(msg_.Find(id));
       if (!q) return Errno(EINVAL);
       if (!q->perm.OwnedBy(c)) return Errno(EPERM);
-      // Raising msg_qbytes past msgmnb takes CAP_SYS_RESOURCE: the sandbox's root.
-      if (ds.msg_qbytes > static_cast<uint64_t>(limits.msgmnb) && c.uid != 0) {
+      // Raising msg_qbytes past msgmnb takes CAP_SYS_RESOURCE.
+      if (ds.msg_qbytes > static_cast<uint64_t>(limits.msgmnb) && !c.Capable(CAP_SYS_RESOURCE)) {
         return Errno(EPERM);
       }
       q->qbytes = ds.msg_qbytes;

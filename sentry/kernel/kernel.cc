@@ -84,8 +84,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
     tg->leader = init.get();
     tg->tasks.push_back(init.get());
     tg->handlers = std::make_shared<SignalHandlers>();
-    tg->creds.ruid = tg->creds.euid = tg->creds.suid = tg->creds.fsuid = getuid();
-    tg->creds.rgid = tg->creds.egid = tg->creds.sgid = tg->creds.fsgid = getgid();
+    tg->creds = Credentials::Initial(getuid(), getgid());
     for (int r = 0; r < abi::kNumRlimits; r++) {
       struct rlimit rl;
       getrlimit(r, &rl);

@@ -26,6 +26,7 @@
 #include "sentry/base/guest_addr.h"
 #include "sentry/base/wait_queue.h"
 #include "sentry/kernel/cputime.h"
+#include "sentry/kernel/credentials.h"
 #include "sentry/kernel/ipc.h"
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/timers.h"
@@ -39,12 +40,6 @@ namespace sentry::kernel {
 class Kernel;
 class Task;
 class ThreadGroup;
-
-struct Credentials {
-  uint32_t ruid = 0, euid = 0, suid = 0, fsuid = 0;
-  uint32_t rgid = 0, egid = 0, sgid = 0, fsgid = 0;
-  std::vector<uint32_t> groups;
-};
 
 // Pending signals of a task or of a whole thread group.
 struct PendingSignals {
@@ -151,6 +146,9 @@ class ThreadGroup {
   // or from the owning thread).
   std::shared_ptr<mm::MemoryManager> mm;
   Credentials creds;
+  // PR_GET_DUMPABLE (Linux keeps it in the mm): cleared when the credentials change in a way
+  // that could expose a privileged past (see CommitCreds), set again by a plain execve.
+  bool dumpable = true;
   std::array<abi::Rlimit, abi::kNumRlimits> rlimits{};
   std::vector<std::string> argv;  // /proc/PID/cmdline
   std::vector<std::string> envp;  // /proc/PID/environ

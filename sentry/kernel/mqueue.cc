@@ -134,14 +134,14 @@ Result<vfs::FileRef> MqNamespace::Open(const OpenRequest& r) {
                std::find(r.groups.begin(), r.groups.end(), q->gid()) != r.groups.end()) {
       bits >>= 3;
     }
-    if ((want & ~bits & 7) && r.uid != 0) return Errno(EACCES);
+    if ((want & ~bits & 7) && !((r.caps >> CAP_DAC_OVERRIDE) & 1)) return Errno(EACCES);
   } else {
     if (!(r.flags & O_CREAT)) return Errno(ENOENT);
     long maxmsg = std::min(msg_default, msg_max), msgsize = std::min(msgsize_default, msgsize_max);
     if (r.has_attr) {
       if (r.maxmsg <= 0 || r.msgsize <= 0) return Errno(EINVAL);
-      // Past the sysctl limits takes CAP_SYS_RESOURCE: the sandbox's root.
-      bool privileged = r.uid == 0;
+      // Past the sysctl limits takes CAP_SYS_RESOURCE.
+      bool privileged = (r.caps >> CAP_SYS_RESOURCE) & 1;
       if (r.maxmsg > (privileged ? kHardMsgMax : msg_max) ||
           r.msgsize > (privileged ? kHardMsgSizeMax : msgsize_max)) {
         return Errno(EINVAL);

@@ -97,6 +97,7 @@ class MqNamespace {
     long maxmsg, msgsize;
     uint32_t uid, gid;
     std::vector<uint32_t> groups;
+    uint64_t caps;  // effective capabilities
   };
   Result<vfs::FileRef> Open(const OpenRequest& r);
   Result<void> Unlink(const std::string& name);

@@ -156,7 +156,6 @@ std::string ProcFs::Status(Proc& p) {
     }
   }
   abi::SigSet pnd = p.task ? p.task->pending_.set : 0, blk = p.task ? p.task->mask_ : 0;
-  const char* caps = c.euid == 0 ? "000001ffffffffff" : "0000000000000000";
   std::string out = absl::StrFormat(
       "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\n"
       "TracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
@@ -177,13 +176,15 @@ std::string ProcFs::Status(Proc& p) {
   out += absl::StrFormat(
       "CoreDumping:\t0\nTHP_enabled:\t1\nuntag_mask:\t0xffffffffffffffff\nThreads:\t%d\n"
       "SigQ:\t%d/%d\nSigPnd:\t%016x\nShdPnd:\t%016x\nSigBlk:\t%016x\nSigIgn:\t%016x\n"
-      "SigCgt:\t%016x\nCapInh:\t0000000000000000\nCapPrm:\t%s\nCapEff:\t%s\n"
-      "CapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\n"
+      "SigCgt:\t%016x\nCapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\n"
+      // The guest cannot install seccomp filters (seccomp(2) is ENOSYS): mode 0.
+      "CapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t0\n"
       "Seccomp_filters:\t0\nCpus_allowed:\t%s\nCpus_allowed_list:\t%s\n"
       "Mems_allowed:\t%s00000001\nMems_allowed_list:\t0\n"
       "voluntary_ctxt_switches:\t%d\nnonvoluntary_ctxt_switches:\t0\n",
       std::max<size_t>(tg.tasks.size(), 1), tg.pending.queue.size(),
-      tg.rlimits[RLIMIT_SIGPENDING].cur, pnd, tg.pending.set, blk, ign, cgt, caps, caps,
+      tg.rlimits[RLIMIT_SIGPENDING].cur, pnd, tg.pending.set, blk, ign, cgt, c.cap_inheritable,
+      c.cap_permitted, c.cap_effective, c.cap_bounding, c.cap_ambient, c.no_new_privs ? 1 : 0,
       CpuMaskHex(sched.affinity, Cpus().nr_cpu_ids), CpuList(sched.affinity),
       [] {
         std::string s;
@@ -266,7 +267,7 @@ Result<void> ProcFs::SetOomScoreAdj(int tgid, int tid, std::string v) {
   Proc p = SENTRY_TRY(Find(tgid, tid));
   Task* writer = Task::Current();
   absl::MutexLock l(&k_.mu());
-  bool privileged = writer == nullptr || writer->tg().creds.euid == 0;
+  bool privileged = writer == nullptr || writer->tg().creds.HasCapability(CAP_SYS_RESOURCE);
   if (adj < p.tg->oom_score_adj_min && !privileged) return Errno(EACCES);
   p.tg->oom_score_adj = static_cast<int>(adj);
   if (privileged) p.tg->oom_score_adj_min = static_cast<int>(adj);

@@ -313,6 +313,7 @@ vfs::Context Task::VfsContext() {
   c.creds.uid = tg_->creds.fsuid;
   c.creds.gid = tg_->creds.fsgid;
   c.creds.groups = tg_->creds.groups;
+  c.creds.caps = tg_->creds.cap_effective;
   return c;
 }
 

@@ -34,7 +34,7 @@ class KernelTtyHost final : public vfs::TtyHost {
     Task* t = Task::Current();
     if (t == nullptr) return false;
     absl::MutexLock l(&k_.mu());
-    return t->tg().creds.euid == 0;
+    return t->tg().creds.HasCapability(CAP_SYS_ADMIN);
   }
   uint32_t CallerUid() override {
     Task* t = Task::Current();

@@ -27,6 +27,13 @@ Result<vfs::FileRef> OpenExecPath(kernel::Task& t, const vfs::Context& ctx, cons
   return t.kernel().vfs().OpenPath(ctx, p, O_RDONLY, /*exec=*/true);
 }
 
+// Whether the caller may read `f` (a program it may only execute is not dumpable).
+bool Readable(kernel::Task& t, const vfs::FileRef& f) {
+  struct stat st;
+  if (!f->Stat(&st).ok()) return true;
+  return vfs::CheckPermission(t.VfsContext().creds, st, R_OK).ok();
+}
+
 }  // namespace
 
 Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path) {
@@ -88,9 +95,9 @@ Result<bool> Shebang(kernel::Task& t, const vfs::FileRef& f, std::string& path,
 }
 
 // Lays out argc, argv, envp and auxv at the top of the new stack. Returns the initial rsp.
-Result<uint64_t> BuildStack(kernel::Task& t, platform::Context& ctx, mm::MemoryManager& mm,
-                            const LoadedElf& elf, const std::string& execfn,
-                            const std::vector<std::string>& argv,
+Result<uint64_t> BuildStack(platform::Context& ctx, mm::MemoryManager& mm,
+                            const kernel::Credentials& c, bool secure, const LoadedElf& elf,
+                            const std::string& execfn, const std::vector<std::string>& argv,
                             const std::vector<std::string>& envp) {
   uint64_t base = SENTRY_TRY(mm.MapAnonymous(ctx, kStackTop - kStackSize, kStackSize,
                                              PROT_READ | PROT_WRITE,
@@ -114,16 +121,17 @@ Result<uint64_t> BuildStack(kernel::Task& t, platform::Context& ctx, mm::MemoryM
   uint64_t random_addr = push(random, sizeof(random));
   if (strings.size() > kStackSize / 4) return Errno(E2BIG);
 
-  const kernel::Credentials& c = t.tg().creds;
+  // clang-format off
   std::vector<uint64_t> auxv = {
       abi::kAT_SYSINFO_EHDR, mm.as().VdsoBase(), abi::kAT_MINSIGSTKSZ, 2048,
       abi::kAT_HWCAP,  getauxval(AT_HWCAP), abi::kAT_PAGESZ, kPageSize,
       abi::kAT_CLKTCK, 100, abi::kAT_PHDR, elf.phdr, abi::kAT_PHENT, elf.phent,
       abi::kAT_PHNUM, elf.phnum, abi::kAT_BASE, elf.base, abi::kAT_FLAGS, 0,
       abi::kAT_ENTRY, elf.main_entry, abi::kAT_UID, c.ruid, abi::kAT_EUID, c.euid,
-      abi::kAT_GID, c.rgid, abi::kAT_EGID, c.egid, abi::kAT_SECURE, 0,
+      abi::kAT_GID, c.rgid, abi::kAT_EGID, c.egid, abi::kAT_SECURE, secure,
       abi::kAT_RANDOM, random_addr, abi::kAT_HWCAP2, getauxval(AT_HWCAP2),
       abi::kAT_EXECFN, execfn_addr, abi::kAT_PLATFORM, platform_addr, abi::kAT_NULL, 0};
+  // clang-format on
   if (mm.as().VdsoBase() == 0) auxv[1] = 0;
   std::vector<uint64_t> words;
   words.push_back(argv.size());
@@ -180,7 +188,9 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
                       bool path_inaccessible) {
   std::string execfn = filename;
   std::string path = std::move(filename);
+  bool unreadable = false;  // Linux's would_dump: then the program is not dumpable
   for (int depth = 0;; depth++) {
+    unreadable |= !Readable(t, file);
     bool script = SENTRY_TRY(Shebang(t, file, path, argv));
     if (!script) break;
     // The interpreter could not open the script by the name it would be given (binfmt_script).
@@ -199,7 +209,15 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
   auto mm = std::make_shared<mm::MemoryManager>(ctx->address_space());
   LoadedElf elf = SENTRY_TRY(LoadElf(t, *ctx, *mm, file));
   mm->SetBrkStart(elf.brk);
-  uint64_t sp = SENTRY_TRY(BuildStack(t, *ctx, *mm, elf, execfn, argv, envp));
+  // The credentials the new program runs with (the old ones stay until the point of no
+  // return); auxv already tells it its ids and whether it runs in secure mode.
+  kernel::Credentials creds;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    creds = t.tg().creds;
+  }
+  const bool secure = creds.TransformForExec();
+  uint64_t sp = SENTRY_TRY(BuildStack(*ctx, *mm, creds, secure, elf, execfn, argv, envp));
 
   // Point of no return once the other threads are gone (DeThread fails only when this thread
   // is being killed anyway).
@@ -226,6 +244,12 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
     tg.envp = envp;
     tg.exe = file;
     tg.did_exec = true;
+    // Dumpable unless unreadable or run with split ids (Linux looks at the old ids here),
+    // then as any credential change would have it.
+    tg.dumpable = !unreadable && tg.creds.euid == tg.creds.ruid && tg.creds.egid == tg.creds.rgid;
+    if (creds.UnsettlesDumpable(tg.creds)) tg.dumpable = false;
+    if (secure || creds.UnsettlesDumpable(tg.creds)) t.pdeathsig_ = 0;
+    tg.creds = std::move(creds);
     tg.timers.KillPosix();  // itimers survive execve; POSIX timers do not
     t.personality_ &= ~0x0400000u;  // READ_IMPLIES_EXEC goes, as x86_64's SET_PERSONALITY
     // Handlers reset to default; ignored signals stay ignored. The table is now private.

@@ -1,0 +1,93 @@
+// A process's credentials: user and group ids, supplementary groups, and the capability model
+// of capabilities(7) (the five sets, securebits, no_new_privs).
+//
+// There is one user namespace (the sandbox's) and no file capabilities: the gofer strips
+// set-ID bits and our VFS stores no security.capability xattrs, so execve follows the
+// "root uid" rules alone. Capability numbers and masks are Linux's (<linux/capability.h>).
+#pragma once
+
+#include <linux/capability.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "sentry/base/errno.h"
+
+namespace sentry::kernel {
+
+// The highest capability number this kernel knows (CAP_CHECKPOINT_RESTORE, Linux 5.9 to 6.x):
+// what /proc/sys/kernel/cap_last_cap reports and what PR_CAPBSET_READ accepts.
+inline constexpr int kCapLastCap = 40;
+inline constexpr uint64_t kCapFullSet = (uint64_t{1} << (kCapLastCap + 1)) - 1;
+
+constexpr uint64_t CapBit(int cap) { return uint64_t{1} << cap; }
+constexpr bool CapValid(uint64_t cap) { return cap <= kCapLastCap; }
+
+// The capabilities whose effective bits follow fsuid to and from 0 (Linux's CAP_FS_SET).
+inline constexpr uint64_t kCapFsSet = CapBit(0) /*CHOWN*/ | CapBit(1) /*DAC_OVERRIDE*/ |
+                                      CapBit(2) /*DAC_READ_SEARCH*/ | CapBit(3) /*FOWNER*/ |
+                                      CapBit(4) /*FSETID*/ | CapBit(9) /*LINUX_IMMUTABLE*/ |
+                                      CapBit(27) /*MKNOD*/ | CapBit(32) /*MAC_OVERRIDE*/;
+
+// securebits(7) flags and their locks (the lock of bit n is bit n+1).
+inline constexpr uint32_t kSecbitNoroot = 1 << 0;
+inline constexpr uint32_t kSecbitNoSetuidFixup = 1 << 2;
+inline constexpr uint32_t kSecbitKeepCaps = 1 << 4;
+inline constexpr uint32_t kSecbitKeepCapsLocked = 1 << 5;
+inline constexpr uint32_t kSecbitNoCapAmbientRaise = 1 << 6;
+inline constexpr uint32_t kSecbitAllBits = 0x55;   // the four flags above (Linux 6.1)
+inline constexpr uint32_t kSecbitAllLocks = 0xaa;  // their locks
+
+struct Credentials {
+  uint32_t ruid = 0, euid = 0, suid = 0, fsuid = 0;
+  uint32_t rgid = 0, egid = 0, sgid = 0, fsgid = 0;
+  std::vector<uint32_t> groups;
+
+  uint64_t cap_inheritable = 0;
+  uint64_t cap_permitted = kCapFullSet;
+  uint64_t cap_effective = kCapFullSet;
+  uint64_t cap_bounding = kCapFullSet;
+  uint64_t cap_ambient = 0;
+  uint32_t securebits = 0;
+  bool no_new_privs = false;
+
+  // The sandbox has one user namespace, so "capable" is the effective bit.
+  bool HasCapability(int cap) const { return (cap_effective & CapBit(cap)) != 0; }
+  // Linux's in_group_p: the fs gid or a supplementary group.
+  bool InGroup(uint32_t gid) const;
+
+  // Credentials of the sandbox's first process: `uid`/`gid` everywhere, and the sets a
+  // process of that uid has after execve from a full-capability parent.
+  static Credentials Initial(uint32_t uid, uint32_t gid);
+
+  // Adjusts the capability sets after a setuid/setreuid/setresuid call turned `old` into
+  // *this (capabilities(7), "Effect of user ID changes on capabilities").
+  void FixupAfterUidChange(const Credentials& old);
+  // The same for setfsuid: the file-system capabilities follow fsuid leaving or reaching 0.
+  void FixupAfterFsuidChange(const Credentials& old);
+
+  // execve of a file without set-ID bits or file capabilities (capabilities(7),
+  // "Transformation of capabilities during execve()"). Returns whether the program runs in
+  // secure mode (AT_SECURE).
+  bool TransformForExec();
+
+  // Whether replacing `old` by *this makes the process non-dumpable and clears its
+  // parent-death signal, as Linux's commit_creds: another effective or fs id, or a permitted
+  // set that grew.
+  bool UnsettlesDumpable(const Credentials& old) const {
+    return euid != old.euid || egid != old.egid || fsuid != old.fsuid || fsgid != old.fsgid ||
+           (cap_permitted & ~old.cap_permitted) != 0;
+  }
+
+  // capset(2) of the calling task's own sets: EPERM unless the new sets respect the old ones.
+  Result<void> SetCapabilities(uint64_t effective, uint64_t permitted, uint64_t inheritable);
+
+  // prctl(2) options of the capability model (PR_CAPBSET_*, PR_CAP_AMBIENT, *_KEEPCAPS,
+  // *_SECUREBITS); `option` is one of them. Values are prctl's return values.
+  Result<uint64_t> Prctl(int option, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
+};
+
+// Whether prctl `option` belongs to Credentials::Prctl.
+bool IsCapabilityPrctl(int option);
+
+}  // namespace sentry::kernel

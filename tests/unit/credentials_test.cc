@@ -1,0 +1,137 @@
+// The capability model of kernel/credentials.cc, case by case from capabilities(7): the
+// corners the conformance program cannot reach as root on the host (no_new_privs downgrades,
+// fsgid outside the groups) and the invariants the syscalls rely on.
+#include "sentry/kernel/credentials.h"
+
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+
+namespace sentry::kernel {
+namespace {
+
+Credentials User(uint32_t uid) { return Credentials::Initial(uid, uid); }
+
+TEST(CredentialsTest, InitialRootHasEverythingAndUsersNothing) {
+  Credentials root = User(0);
+  EXPECT_EQ(root.cap_permitted, kCapFullSet);
+  EXPECT_EQ(root.cap_effective, kCapFullSet);
+  EXPECT_EQ(root.cap_bounding, kCapFullSet);
+  Credentials user = User(1000);
+  EXPECT_EQ(user.cap_permitted, 0u);
+  EXPECT_EQ(user.cap_effective, 0u);
+  EXPECT_EQ(user.cap_bounding, kCapFullSet);
+  EXPECT_FALSE(user.HasCapability(CAP_CHOWN));
+}
+
+TEST(CredentialsTest, LeavingRootDropsUnlessKeepCaps) {
+  Credentials c = User(0);
+  c.cap_inheritable = c.cap_ambient = CapBit(CAP_KILL);
+  Credentials old = c;
+  c.ruid = c.euid = c.suid = c.fsuid = 1000;
+  c.FixupAfterUidChange(old);
+  EXPECT_EQ(c.cap_permitted, 0u);
+  EXPECT_EQ(c.cap_effective, 0u);
+  EXPECT_EQ(c.cap_ambient, 0u);
+  EXPECT_EQ(c.cap_inheritable, CapBit(CAP_KILL));
+
+  c = old;
+  c.securebits = kSecbitKeepCaps;
+  c.ruid = c.euid = c.suid = c.fsuid = 1000;
+  c.FixupAfterUidChange(old);
+  EXPECT_EQ(c.cap_permitted, kCapFullSet);
+  EXPECT_EQ(c.cap_effective, 0u);
+  EXPECT_EQ(c.cap_ambient, 0u);
+}
+
+TEST(CredentialsTest, FsuidMovesTheFileSystemCapabilitiesOnly) {
+  Credentials c = User(0);
+  Credentials old = c;
+  c.fsuid = 1000;
+  c.FixupAfterFsuidChange(old);
+  EXPECT_EQ(c.cap_effective, kCapFullSet & ~kCapFsSet);
+  old = c;
+  c.cap_permitted &= ~CapBit(CAP_CHOWN);
+  old.cap_permitted = c.cap_permitted;
+  c.fsuid = 0;
+  c.FixupAfterFsuidChange(old);
+  EXPECT_EQ(c.cap_effective, kCapFullSet & ~CapBit(CAP_CHOWN));
+}
+
+TEST(CredentialsTest, ExecKeepsAmbientForUsers) {
+  Credentials c = User(1000);
+  c.cap_permitted = c.cap_inheritable = c.cap_ambient = CapBit(CAP_NET_BIND_SERVICE);
+  EXPECT_FALSE(c.TransformForExec());
+  EXPECT_EQ(c.cap_permitted, CapBit(CAP_NET_BIND_SERVICE));
+  EXPECT_EQ(c.cap_effective, CapBit(CAP_NET_BIND_SERVICE));
+}
+
+TEST(CredentialsTest, ExecWithAnFsgidOutsideTheGroupsClearsAmbient) {
+  // Linux's in_group_p(egid) fails: the exec counts as changing ids.
+  Credentials c = User(1000);
+  c.cap_permitted = c.cap_inheritable = c.cap_ambient = CapBit(CAP_KILL);
+  c.fsgid = 5;
+  c.TransformForExec();
+  EXPECT_EQ(c.cap_ambient, 0u);
+  EXPECT_EQ(c.cap_permitted, 0u);
+  EXPECT_EQ(c.fsgid, 1000u);
+}
+
+TEST(CredentialsTest, ExecWithSplitIdsIsSecure) {
+  Credentials c = User(0);
+  c.ruid = 1000;
+  EXPECT_TRUE(c.TransformForExec());
+  EXPECT_EQ(c.cap_effective, kCapFullSet);
+  EXPECT_EQ(c.suid, 0u);
+}
+
+TEST(CredentialsTest, NoNewPrivsExecGainsNothing) {
+  // A user whose euid is 0 but who gave its permitted set away gets it back from execve,
+  // unless no_new_privs: then the ids fall back to the real ones and permitted to the old.
+  Credentials c = User(0);
+  c.ruid = 1000;
+  c.cap_permitted = c.cap_effective = CapBit(CAP_KILL);
+  c.no_new_privs = true;
+  c.TransformForExec();
+  EXPECT_EQ(c.euid, 1000u);
+  EXPECT_EQ(c.suid, 1000u);
+  EXPECT_EQ(c.cap_permitted, CapBit(CAP_KILL));
+}
+
+TEST(CredentialsTest, NorootMakesUidZeroOrdinary) {
+  Credentials c = User(0);
+  c.securebits = kSecbitNoroot | kSecbitKeepCaps;
+  c.TransformForExec();
+  EXPECT_EQ(c.cap_permitted, 0u);
+  EXPECT_EQ(c.securebits, kSecbitNoroot);  // KEEP_CAPS never survives execve
+}
+
+TEST(CredentialsTest, CapsetRules) {
+  Credentials c = User(0);
+  EXPECT_EQ(c.SetCapabilities(0, kCapFullSet, kCapFullSet).error().code(), 0);
+  EXPECT_EQ(c.SetCapabilities(CapBit(CAP_KILL), 0, 0).error().code(), EPERM);  // eff outside prm
+  EXPECT_EQ(c.SetCapabilities(0, CapBit(CAP_KILL), kCapFullSet).error().code(), 0);
+  // Without CAP_SETPCAP (effective is empty) inheritable may keep what it has.
+  EXPECT_EQ(c.SetCapabilities(0, CapBit(CAP_KILL), kCapFullSet).error().code(), 0);
+  EXPECT_EQ(c.SetCapabilities(0, CapBit(CAP_KILL), CapBit(CAP_CHOWN)).error().code(), 0);
+  EXPECT_EQ(c.SetCapabilities(0, CapBit(CAP_KILL), CapBit(CAP_SYS_ADMIN)).error().code(), EPERM);
+  EXPECT_EQ(c.SetCapabilities(0, CapBit(CAP_CHOWN), 0).error().code(), EPERM);  // prm grows
+}
+
+TEST(CredentialsTest, PrctlErrors) {
+  Credentials c = User(0);
+  EXPECT_EQ(c.Prctl(PR_CAPBSET_READ, kCapLastCap + 1, 0, 0, 0).error().code(), EINVAL);
+  EXPECT_EQ(*c.Prctl(PR_CAPBSET_DROP, CAP_SYS_BOOT, 0, 0, 0), 0u);
+  EXPECT_EQ(*c.Prctl(PR_CAPBSET_READ, CAP_SYS_BOOT, 0, 0, 0), 0u);
+  EXPECT_EQ(c.Prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_KILL, 0, 0).error().code(), EPERM);
+  c.cap_inheritable = CapBit(CAP_KILL);
+  EXPECT_EQ(*c.Prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_KILL, 0, 0), 0u);
+  EXPECT_EQ(*c.Prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, CAP_KILL, 0, 0), 1u);
+  EXPECT_EQ(*c.Prctl(PR_SET_SECUREBITS, kSecbitKeepCaps | kSecbitKeepCapsLocked, 0, 0, 0), 0u);
+  EXPECT_EQ(c.Prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0).error().code(), EPERM);
+  EXPECT_EQ(c.Prctl(PR_SET_SECUREBITS, kSecbitKeepCaps, 0, 0, 0).error().code(), EPERM);
+  c.cap_effective = 0;
+  EXPECT_EQ(c.Prctl(PR_CAPBSET_DROP, CAP_CHOWN, 0, 0, 0).error().code(), EPERM);
+}
+
+}  // namespace
+}  // namespace sentry::kernel
