@@ -585,7 +585,7 @@ Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
     from.ip = to.IsV4() ? InetAddr::V4(INADDR_LOOPBACK, 0).ip : InetAddr::V6Loopback(0).ip;
   }
   bool delivered = false;
-  for (auto& s : stack_.ports().Find(IPPROTO_UDP, to, family_ == AF_INET6)) {
+  for (auto& s : stack_.ports().Find(protocol_, to, family_ == AF_INET6)) {
     if (s->DeliverUdp(req.data, from)) {
       delivered = true;
       break;
@@ -732,6 +732,14 @@ Result<std::vector<uint8_t>> InetSocket::GetOption(int level, int name) {
         return Errno(ENOPROTOOPT);
     }
   }
+  if (level == IPPROTO_UDP || level == IPPROTO_UDPLITE) {
+    if (tcp() || (level == IPPROTO_UDPLITE && protocol_ != IPPROTO_UDPLITE)) {
+      return Errno(ENOPROTOOPT);
+    }
+    auto it = int_opts_.find({level, name});
+    if (it == int_opts_.end()) return OptionBytes(0);
+    return OptionBytes(it->second);
+  }
   if (level == IPPROTO_IP) {
     if (family_ != AF_INET && name != IP_TOS && name != IP_TTL) return Errno(ENOPROTOOPT);
     switch (name) {
@@ -802,6 +810,14 @@ Result<void> InetSocket::SetOption(int level, int name, std::span<const uint8_t>
     return Errno(EINVAL);
   }
   absl::MutexLock l(&smu_);
+  if (level == IPPROTO_UDP || level == IPPROTO_UDPLITE) {
+    // UDP_CORK, UDP_SEGMENT, UDPLITE_{SEND,RECV}_CSCOV...: kept and read back.
+    if (tcp() || (level == IPPROTO_UDPLITE && protocol_ != IPPROTO_UDPLITE)) {
+      return Errno(ENOPROTOOPT);
+    }
+    int_opts_[{level, name}] = v;
+    return Ok();
+  }
   if (level == IPPROTO_TCP) {
     if (!tcp()) return Errno(EOPNOTSUPP);
     switch (name) {

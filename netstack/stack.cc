@@ -71,10 +71,10 @@ Result<int> InetProtocol(int type, int protocol) {
       if (protocol != 0 && protocol != IPPROTO_TCP) return Errno(EPROTONOSUPPORT);
       return IPPROTO_TCP;
     case SOCK_DGRAM:
-      if (protocol != 0 && protocol != IPPROTO_UDP) {
-        // ping sockets (IPPROTO_ICMP) and UDP-Lite are not offered yet.
-        return Errno(EPROTONOSUPPORT);
-      }
+      // UDP-Lite behaves as UDP here (loopback never corrupts a byte, so partial checksum
+      // coverage changes nothing) with its own ports. No ping (IPPROTO_ICMP) sockets yet.
+      if (protocol == IPPROTO_UDPLITE) return IPPROTO_UDPLITE;
+      if (protocol != 0 && protocol != IPPROTO_UDP) return Errno(EPROTONOSUPPORT);
       return IPPROTO_UDP;
     case SOCK_RAW:
       return Errno(EPERM);  // raw sockets need CAP_NET_RAW on the host; never offered

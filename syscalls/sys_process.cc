@@ -211,7 +211,7 @@ Result<struct clone_args> CopyInCloneArgs(Task& t, GuestAddr addr, size_t size) 
   for (size_t i = sizeof(struct clone_args); i < size; i++) {
     if (raw[i] != 0) return Errno(E2BIG);
   }
-  struct clone_args ca{};
+  struct clone_args ca {};
   memcpy(&ca, raw.data(), std::min(size, sizeof(ca)));
   if (ca.set_tid_size > 32 || (ca.set_tid == 0) != (ca.set_tid_size == 0)) return Errno(EINVAL);
   if ((ca.exit_signal & ~uint64_t{CSIGNAL}) || ca.exit_signal > abi::kNumSignals) {
@@ -315,11 +315,16 @@ constexpr int kPPidfd = 3;  // P_PIDFD
 
 bool Matches(ThreadGroup& c, int idtype, int id, const ThreadGroup* only) {
   switch (idtype) {
-    case P_ALL: return true;
-    case P_PID: return c.tgid == id;
-    case P_PGID: return c.pgid == id;
-    case kPPidfd: return &c == only;
-    default: return false;
+    case P_ALL:
+      return true;
+    case P_PID:
+      return c.tgid == id;
+    case P_PGID:
+      return c.pgid == id;
+    case kPPidfd:
+      return &c == only;
+    default:
+      return false;
   }
 }
 
@@ -395,8 +400,8 @@ Result<uint64_t> SysWait4(Task& t, int pid, GuestAddr status, int options, Guest
 
 Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int options,
                            GuestAddr rusage) {
-  if (options & ~(WNOHANG | WSTOPPED | WCONTINUED | WEXITED | WNOWAIT | __WNOTHREAD | __WALL |
-                  __WCLONE)) {
+  if (options &
+      ~(WNOHANG | WSTOPPED | WCONTINUED | WEXITED | WNOWAIT | __WNOTHREAD | __WALL | __WCLONE)) {
     return Errno(EINVAL);
   }
   if (!(options & (WEXITED | WSTOPPED | WCONTINUED))) return Errno(EINVAL);
@@ -538,8 +543,7 @@ Result<uint64_t> SysArchPrctl(Task& t, int code, uint64_t addr) {
   }
 }
 
-Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_t a4,
-                          uint64_t a5) {
+Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5) {
   if (kernel::IsCapabilityPrctl(option)) {
     absl::MutexLock l(&t.kernel().mu());
     return t.tg().creds.Prctl(option, a2, a3, a4, a5);
@@ -617,13 +621,39 @@ Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_
 Result<uint64_t> SysUname(Task& t, GuestAddr buf) {
   abi::Utsname u{};
   strcpy(u.sysname, "Linux");
-  strncpy(u.nodename, t.kernel().hostname.c_str(), 64);
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    strncpy(u.nodename, t.kernel().hostname.c_str(), 64);
+    strncpy(u.domainname, t.kernel().domainname.c_str(), 64);
+  }
   snprintf(u.release, sizeof(u.release), "%s", kernel::OsRelease().c_str());
   strcpy(u.version, "#1 SMP sentry");
   strcpy(u.machine, "x86_64");
-  strcpy(u.domainname, "(none)");
   SENTRY_TRY(t.CopyOut(buf, u));
   return 0;
+}
+
+// sethostname/setdomainname: the sandbox's own UTS names (CAP_SYS_ADMIN, at most 64 bytes).
+Result<uint64_t> SetUtsName(Task& t, GuestAddr name, int len, bool host) {
+  if (len < 0 || len > 64) return Errno(EINVAL);
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    if (!t.tg().creds.HasCapability(CAP_SYS_ADMIN)) return Errno(EPERM);
+  }
+  std::string v(len, '\0');
+  if (len) SENTRY_TRY(t.CopyInBytes(name, {reinterpret_cast<uint8_t*>(v.data()), v.size()}));
+  v = v.c_str();  // Linux keeps the bytes up to the first NUL
+  absl::MutexLock l(&t.kernel().mu());
+  (host ? t.kernel().hostname : t.kernel().domainname) = v;
+  return 0;
+}
+
+Result<uint64_t> SysSethostname(Task& t, GuestAddr name, int len) {
+  return SetUtsName(t, name, len, true);
+}
+
+Result<uint64_t> SysSetdomainname(Task& t, GuestAddr name, int len) {
+  return SetUtsName(t, name, len, false);
 }
 
 Result<uint64_t> SysGetrlimit(Task& t, unsigned res, GuestAddr out) {

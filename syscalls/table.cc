@@ -9,6 +9,8 @@ namespace sentry::syscalls {
 using kernel::Task;
 
 Result<uint64_t> SysAccess(Task& t, GuestAddr path, int mode);
+Result<uint64_t> SysSethostname(Task& t, GuestAddr name, int len);
+Result<uint64_t> SysSetdomainname(Task& t, GuestAddr name, int len);
 Result<uint64_t> SysSocket(Task& t, int domain, int type, int protocol);
 Result<uint64_t> SysSocketpair(Task& t, int domain, int type, int protocol, GuestAddr sv);
 Result<uint64_t> SysBind(Task& t, int fd, GuestAddr addr, int len);
@@ -464,8 +466,8 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(167, "swapon", ""),
     UNIMPL(168, "swapoff", ""),
     UNIMPL(169, "reboot", ""),
-    UNIMPL(170, "sethostname", ""),
-    UNIMPL(171, "setdomainname", ""),
+    FULL(170, "sethostname", SysSethostname, Arg::kStr, Arg::kInt),
+    FULL(171, "setdomainname", SysSetdomainname, Arg::kStr, Arg::kInt),
     UNIMPL(172, "iopl", ""),
     UNIMPL(173, "ioperm", ""),
     UNIMPL(174, "create_module", ""),

@@ -418,7 +418,9 @@ class Kernel {
     return init_status_;
   }
 
+  // The UTS names (uname, sethostname); guarded by mu_.
   std::string hostname = "sentry";
+  std::string domainname = "(none)";
   absl::Time boot_time = absl::Now();
 
  private:

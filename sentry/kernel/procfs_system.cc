@@ -107,8 +107,14 @@ std::string Builder::Stat() {
 std::shared_ptr<SyntheticDir> Builder::Sys() {
   auto sys = Dir();
   auto kernel = Dir();
-  kernel->Add("hostname", File([&k = k_]() -> Result<std::string> { return k.hostname + "\n"; }));
-  kernel->Add("domainname", Text("(none)\n"));
+  kernel->Add("hostname", File([&k = k_]() -> Result<std::string> {
+                absl::MutexLock l(&k.mu());
+                return k.hostname + "\n";
+              }));
+  kernel->Add("domainname", File([&k = k_]() -> Result<std::string> {
+                absl::MutexLock l(&k.mu());
+                return k.domainname + "\n";
+              }));
   kernel->Add("osrelease", Text(OsRelease() + "\n"));
   kernel->Add("ostype", Text("Linux\n"));
   kernel->Add("version", Text("#1 SMP sentry\n"));
