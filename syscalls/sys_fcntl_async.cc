@@ -139,7 +139,8 @@ Result<uint64_t> FcntlLease(Task& t, const vfs::FileRef& f, int fd, int cmd, uin
     vfs::FileLocks* locks = ino ? ino->locks_if_any() : nullptr;
     return static_cast<uint64_t>(locks ? locks->GetLease(f.get()) : F_UNLCK);
   }
-  if (!ino || (f->flags() & O_PATH)) return Errno(EBADF);
+  if (f->flags() & O_PATH) return Errno(EBADF);
+  if (!ino) return Errno(EINVAL);  // pipes and other anonymous files are not regular files
   struct stat st = SENTRY_TRY(ino->Stat());
   vfs::Context ctx = t.VfsContext();
   // The file's owner, or CAP_LEASE.

@@ -368,10 +368,13 @@ Result<vfs::Path> XattrTarget(Task& t, GuestAddr path, bool follow) {
   return ResolveAt(t, ctx, AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW);
 }
 
+// Names are 1 to 255 bytes; longer ones are ERANGE, as Linux's strncpy_from_user into a
+// 256-byte buffer.
 Result<std::string> CopyInXattrName(Task& t, GuestAddr name_addr) {
-  std::string name = SENTRY_TRY(t.CopyInString(name_addr, XATTR_NAME_MAX + 1));
-  if (name.empty() || name.size() > XATTR_NAME_MAX) return Errno(ERANGE);
-  return name;
+  auto name = t.CopyInString(name_addr, XATTR_NAME_MAX + 1);
+  if (!name.ok()) return name.error().code() == ENAMETOOLONG ? Errno(ERANGE) : name.error();
+  if (name->empty() || name->size() > XATTR_NAME_MAX) return Errno(ERANGE);
+  return *name;
 }
 
 // Who may read (want 4) or write (want 2) attribute `name` of `p`, as Linux's

@@ -15,7 +15,8 @@ std::atomic<AsyncHost*> g_host{nullptr};
 
 constexpr EventMask kInputEvents = kEventIn | kEventHup | kEventErr | kEventRdHup;
 
-// On the TimerQueue thread: one signal per direction that was notified and is ready now.
+// On the TimerQueue thread, for files that share their queue: one signal per direction that
+// was notified and is ready now.
 void Deliver(const std::weak_ptr<FileDescription>& weak, EventMask events) {
   FileRef f = weak.lock();
   if (!f) return;
@@ -37,6 +38,9 @@ void AsyncState::Enable(const std::shared_ptr<FileDescription>& file, int fd) {
     absl::MutexLock l(&mu_);
     enabled_ = true;
     fd_ = fd;
+    readable_ = file->Readable();
+    writable_ = file->Writable();
+    check_readiness_ = file->AsyncChecksReadiness();
     file_ = file;
   }
   WaitQueue* q = file->SignalsAsync() ? file->Queue() : nullptr;
@@ -83,12 +87,22 @@ void AsyncState::SendNow(int code, int fd) {
 
 void AsyncState::OnNotify(EventMask events) {
   std::weak_ptr<FileDescription> file;
+  bool in, out;
   {
     absl::MutexLock l(&mu_);
     if (!enabled_) return;
-    file = file_;
+    if (check_readiness_) {
+      file = file_;
+    }
+    in = readable_ && (events & kInputEvents);
+    out = writable_ && (events & kEventOut);
   }
-  TimerQueue::Global().Schedule(absl::Now(), [file, events] { Deliver(file, events); });
+  if (!file.expired()) {
+    TimerQueue::Global().Schedule(absl::Now(), [file, events] { Deliver(file, events); });
+    return;
+  }
+  if (in) Send(kPollIn);
+  if (out) Send(kPollOut);
 }
 
 }  // namespace sentry::vfs

@@ -4,11 +4,12 @@
 // A file takes part by returning true from FileDescription::SignalsAsync() and notifying
 // its Queue() with the events that just became true (kEventIn for new data, kEventOut for new
 // room, kEventHup/kEventErr when a peer goes away). While O_ASYNC is on, AsyncState is a
-// callback on that queue. For each notification it asks the file's Readiness() and sends one
-// signal per direction that was notified and is now true: POLL_IN (input, hangup or error on
-// a readable file), POLL_OUT (room on a writable one). Asking the file filters out the
-// notifications of a queue shared by two ends (a pty's master and slave). Leases use Send()
-// directly (POLL_MSG).
+// callback on that queue, and each notification becomes a signal per direction the file's
+// access mode cares about: POLL_IN (input, hangup or error on a readable file), POLL_OUT
+// (room on a writable one), as Linux's kill_fasync calls, whether or not the data is still
+// there when the signal arrives. A file whose queue is shared with another (a pty's master
+// and slave) says so with AsyncChecksReadiness(): its notifications are checked against its
+// Readiness() first, to drop those meant for the other. Leases use SendLeaseBreak (POLL_MSG).
 //
 // Signals go out on the TimerQueue thread, shortly after the notification: notifiers hold
 // their own locks and the queue's, and signals need Kernel::mu_, which comes first.
@@ -99,6 +100,10 @@ class AsyncState final : public WaitCallback {
   int sig_ ABSL_GUARDED_BY(mu_) = 0;
   int fd_ ABSL_GUARDED_BY(mu_) = -1;
   bool enabled_ ABSL_GUARDED_BY(mu_) = false;
+  // Fixed for the file; copied at Enable because OnNotify may not take the file's lock.
+  bool readable_ ABSL_GUARDED_BY(mu_) = false;
+  bool writable_ ABSL_GUARDED_BY(mu_) = false;
+  bool check_readiness_ ABSL_GUARDED_BY(mu_) = false;
   std::weak_ptr<FileDescription> file_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -38,7 +38,9 @@ class FileDescription {
   virtual Result<size_t> PWrite(Blocker& b, std::span<const uint8_t> src, uint64_t off);
   virtual Result<uint64_t> Seek(int64_t off, int whence);
   // Current readiness, as poll(2) events. Files that can block expose a queue to wait on.
-  virtual EventMask Readiness(EventMask mask) { return mask & (kEventIn | kEventOut); }
+  virtual EventMask Readiness(EventMask mask) {
+    return mask & (kEventIn | kEventOut | kEventRdNorm | kEventWrNorm);
+  }
   virtual WaitQueue* Queue() { return nullptr; }
   // Defaults to the inode's attributes (or zeros for anonymous files).
   virtual Result<void> Stat(struct stat* st);
@@ -81,6 +83,9 @@ class FileDescription {
   // then makes those notifications signals to the F_SETOWN owner. Other files keep the flag
   // and owner but never signal, as Linux.
   virtual bool SignalsAsync() const { return false; }
+  // True for a file whose Queue() also carries another file's events (a pty's two ends):
+  // notifications are then checked against Readiness() before they become signals.
+  virtual bool AsyncChecksReadiness() const { return false; }
   // The owner, signal and O_ASYNC watch; created on first use, lives as long as the file.
   AsyncState& async();
   // Stops the O_ASYNC watch: a file whose destructor notifies its queue (a pipe end going

@@ -135,7 +135,7 @@ Result<size_t> InotifyFile::Read(Blocker& b, std::span<uint8_t> dst) {
 
 EventMask InotifyFile::Readiness(EventMask mask) {
   absl::MutexLock l(&ev_mu_);
-  return events_.empty() ? 0 : (mask & kEventIn);
+  return events_.empty() ? 0 : (mask & (kEventIn | kEventRdNorm));
 }
 
 Result<uint64_t> InotifyFile::Ioctl(Blocker&, uint64_t cmd, uint64_t) {

@@ -61,10 +61,10 @@ EventMask Pipe::Readiness(bool read_end) {
   absl::MutexLock l(&mu_);
   EventMask m = 0;
   if (read_end) {
-    if (!buf_.empty()) m |= kEventIn;
+    if (!buf_.empty()) m |= kEventIn | kEventRdNorm;
     if (writers_ == 0 && had_writer_) m |= kEventHup;
   } else {
-    if (capacity_ >= buf_.size() + std::min(kPipeBuf, capacity_)) m |= kEventOut;
+    if (capacity_ >= buf_.size() + std::min(kPipeBuf, capacity_)) m |= kEventOut | kEventWrNorm;
     if (readers_ == 0) m |= kEventErr;
   }
   return m;
