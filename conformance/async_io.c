@@ -404,6 +404,18 @@ TEST(lease_break) {
   CHECK_EXIT(opener, 0);
   CHECK_EQ(fcntl(fd, F_GETLEASE), F_RDLCK);
   CHECK_OK(fcntl(fd, F_SETLEASE, F_UNLCK));
+  // truncate(2) breaks a lease as an open for writing does.
+  CHECK_OK(fcntl(fd, F_SETLEASE, F_RDLCK));
+  pid_t tr = fork();
+  CHECK(tr >= 0);
+  if (tr == 0) _exit(truncate("lf", 2) == 0 ? 0 : errno);
+  CHECK_EQ(wait_sig(SIGIO, &si, 2000), SIGIO);
+  CHECK_EQ(fcntl(fd, F_GETLEASE), F_UNLCK);
+  CHECK_OK(fcntl(fd, F_SETLEASE, F_UNLCK));
+  CHECK_EXIT(tr, 0);
+  struct stat st;
+  CHECK_OK(stat("lf", &st));
+  CHECK_EQ(st.st_size, 2);
   CHECK_OK(close(fd));
   CHECK_OK(unlink("lf"));
 }

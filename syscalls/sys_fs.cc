@@ -266,6 +266,14 @@ Result<uint64_t> SysTruncate(Task& t, GuestAddr path, int64_t length) {
   if (length < 0) return Errno(EINVAL);
   vfs::Context ctx = t.VfsContext();
   vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, path, 0));
+  // As Linux's vfs_truncate, a caller allowed to write breaks the file's leases first, as an
+  // open for writing would (the checks run again in SetAttr and give the errors).
+  if (vfs::FileLocks* locks = p.inode()->locks_if_any()) {
+    auto st = p.inode()->Stat();
+    if (st.ok() && S_ISREG(st->st_mode) && vfs::CheckPermission(ctx.creds, *st, 2).ok()) {
+      SENTRY_TRY(locks->BreakLeases(t, nullptr, true, false));
+    }
+  }
   vfs::SetAttrRequest r;
   r.mask = vfs::kAttrSize;
   r.size = static_cast<uint64_t>(length);
