@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -130,6 +131,10 @@ static void do_kill_self(long sig) { CHECK_OK(kill(getpid(), (int)sig)); }
 static pid_t main_tid;
 static void do_kill_main(long sig) {
   CHECK_OK(syscall(SYS_tgkill, getpid(), main_tid, (int)sig));
+}
+static void do_create_file(long unused) {
+  (void)unused;
+  conf_put_file("created", "", 0644);
 }
 static void do_kill_child_cont(long pid) { CHECK_OK(kill((pid_t)pid, SIGCONT)); }
 
@@ -348,6 +353,21 @@ static void epoll_pty(void) {
   after_delay(do_write_byte, m);
   epoll_wait_one(s, EPOLLIN);
   poll_wait(s, POLLIN, POLLIN);
+}
+
+static void epoll_inotify_and_nested_epoll(void) {
+  int in = inotify_init1(0);
+  CHECK(in >= 0);
+  CHECK(inotify_add_watch(in, ".", IN_CREATE) >= 0);
+  int inner = epoll_create1(0);
+  CHECK(inner >= 0);
+  struct epoll_event ev = {.events = EPOLLIN, .data.fd = in};
+  CHECK_OK(epoll_ctl(inner, EPOLL_CTL_ADD, in, &ev));
+  after_delay(do_create_file, 0);
+  // The outer epoll waits on the inner one, which waits on inotify.
+  epoll_wait_one(inner, EPOLLIN);
+  poll_wait(in, POLLIN | POLLRDNORM, POLLIN | POLLRDNORM);
+  CHECK_OK(unlink("created"));
 }
 
 static void pty_master_read_slave_closes(void) {
@@ -674,6 +694,7 @@ int main(int argc, char **argv) {
   run_case("epoll_timerfd", epoll_timerfd);
   run_case("epoll_signalfd", epoll_signalfd);
   run_case("epoll_pty", epoll_pty);
+  run_case("epoll_inotify_and_nested_epoll", epoll_inotify_and_nested_epoll);
   run_case("pty_master_read_slave_closes", pty_master_read_slave_closes);
   run_case("eventfd_read_blocks", eventfd_read_blocks);
   run_case("eventfd_write_blocks", eventfd_write_blocks);

@@ -273,7 +273,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(13, "rt_sigaction", SysRtSigaction, Arg::kSig, Arg::kPtr, Arg::kPtr, Arg::kUint),
     FULL(14, "rt_sigprocmask", SysRtSigprocmask, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kUint),
     FULL(15, "rt_sigreturn", SysRtSigreturn),
-    PARTIAL(16, "ioctl", SysIoctl, "FIONREAD, FIONBIO, FIOCLEX/FIONCLEX; ptys: termios (TCGETS/TCSETS*, termios2), window size, foreground group, controlling terminal, TIOCGPTN/TIOCSPTLCK/TIOCGPTPEER, TCFLSH; TIOCSTI refused (EIO); no packet mode (TIOCPKT) or modem lines; the caller's own terminal (sentry-run's stdio): ENOTTY", Arg::kFd, Arg::kHex, Arg::kHex),
+    PARTIAL(16, "ioctl", SysIoctl, "FIONREAD, FIONBIO, FIOASYNC, FIOCLEX/FIONCLEX; ptys: termios (TCGETS/TCSETS*, termios2), window size, foreground group, controlling terminal, TIOCGPTN/TIOCSPTLCK/TIOCGPTPEER, TCFLSH; TIOCSTI refused (EIO); no packet mode (TIOCPKT) or modem lines; the caller's own terminal (sentry-run's stdio): ENOTTY", Arg::kFd, Arg::kHex, Arg::kHex),
     FULL(17, "pread64", SysPread64, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kInt),
     FULL(18, "pwrite64", SysPwrite64, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kInt),
     FULL(19, "readv", SysReadv, Arg::kFd, Arg::kPtr, Arg::kInt),
