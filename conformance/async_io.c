@@ -314,9 +314,14 @@ TEST(lease_rules) {
   CHECK_OK(fcntl(r2, F_SETLEASE, F_RDLCK));
   CHECK_ERRNO(fcntl(r2, F_SETLEASE, F_WRLCK), EAGAIN);
   CHECK_OK(fcntl(r2, F_SETLEASE, F_UNLCK));
+  // Upgrading needs no other open file (O_PATH ones do not count).
+  CHECK_OK(fcntl(r, F_SETLEASE, F_UNLCK));
+  CHECK_ERRNO(fcntl(r, F_SETLEASE, F_WRLCK), EAGAIN);  // r2 still reads
   CHECK_OK(close(r2));
-  // Upgrading needs no other open file.
+  int path = open("leased", O_PATH);
+  CHECK(path >= 0);
   CHECK_OK(fcntl(r, F_SETLEASE, F_WRLCK));
+  CHECK_OK(close(path));
   CHECK_EQ(fcntl(r, F_GETLEASE), F_WRLCK);
   CHECK_OK(fcntl(r, F_SETLEASE, F_UNLCK));
   CHECK_EQ(fcntl(r, F_GETLEASE), F_UNLCK);

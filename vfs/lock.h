@@ -3,7 +3,8 @@
 // locks as on Linux) and flock(2) locks (owned by an open file description), and leases
 // (F_SETLEASE, held by an open file description; vfs/lease.cc).
 //
-// Lock order: FileLocks::mu_ is a leaf; waiting happens with it released.
+// Lock order: FileLocks::mu_ -> AsyncState::mu_ (a lease break's signal) -> TimerQueue::mu_;
+// waiting happens with it released.
 #pragma once
 
 #include <cstdint>
