@@ -155,6 +155,14 @@ TEST(setsig_fills_siginfo) {
   CHECK_EQ(si.si_band, POLLOUT | POLLWRNORM | POLLWRBAND);
   while (wait_sig(sigrt_io, &si, 20)) {
   }
+  // Any read tells the writer, full pipe or not (Linux 6.x's pipe_read).
+  CHECK_EQ(write(p[1], "ab", 2), 2);
+  CHECK_EQ(wait_sig(sigrt_io, &si, 2000), sigrt_io);  // the reader's POLL_IN
+  CHECK_EQ(si.si_code, POLL_IN);
+  CHECK_EQ(read(rfd, buf, 1), 1);
+  CHECK_EQ(wait_sig(sigrt_io, &si, 2000), sigrt_io);
+  CHECK_EQ(si.si_code, POLL_OUT);
+  CHECK_EQ(wait_sig(sigrt_io, &si, 50), 0);
   CHECK_OK(close(rfd));
   CHECK_OK(close(p[0]));
   CHECK_OK(close(p[1]));

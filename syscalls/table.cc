@@ -329,7 +329,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(69, "msgsnd", SysMsgsnd, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(70, "msgrcv", SysMsgrcv, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kInt, Arg::kHex),
     FULL(71, "msgctl", SysMsgctl, Arg::kInt, Arg::kInt, Arg::kPtr),
-    PARTIAL(72, "fcntl", SysFcntl, "F_NOTIFY (dnotify) is accepted on directories but sends no signal; O_ASYNC signals (SIGIO or F_SETSIG) go out shortly after the event rather than during the call that caused it; a pipe writer's POLL_OUT comes after every read, not only after a read of a full pipe", Arg::kFd, Arg::kInt, Arg::kHex),
+    PARTIAL(72, "fcntl", SysFcntl, "F_NOTIFY (dnotify) is accepted on directories but sends no signal; O_ASYNC signals (SIGIO or F_SETSIG) go out shortly after the event rather than during the call that caused it", Arg::kFd, Arg::kInt, Arg::kHex),
     FULL(73, "flock", SysFlock, Arg::kFd, Arg::kHex),
     FULL(74, "fsync", SysFsync, Arg::kFd),
     FULL(75, "fdatasync", SysFdatasync, Arg::kFd),
