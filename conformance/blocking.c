@@ -2,8 +2,10 @@
 // blocking primitive in a forked child while a thread or another process
 // does the releasing action a little later: pipe reads and writes whose other
 // end closes mid-call, futex waits woken by private and shared wakes, poll
-// and epoll on every kind of file, waitid variants, sigtimedwait, timerfd,
-// eventfd, FIFO opens, pty reads.
+// and epoll on every kind of file, select and the timeouts of each wait,
+// waitid variants, sigtimedwait, timerfd, eventfd, FIFO opens, pty reads,
+// flock and F_SETLKW, semop, mq_receive/mq_send, splice, and reads that a
+// signal interrupts (EINTR) or restarts (SA_RESTART).
 //
 // A watchdog turns a hang into a report instead of a stuck test: the child
 // arms alarm() with a handler that prints "HANG <case>", and the parent kills
@@ -12,15 +14,20 @@
 // failed; the program fails if any did. (alarm here is the watchdog, not a
 // subject: timers.c covers it.)
 //
-// Works in its own scratch directory (conf_tmpdir) for the FIFO cases.
+// Works in its own scratch directory (conf_tmpdir) for the FIFO and lock
+// cases.
 #include "common.h"
 
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <mqueue.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/select.h>
+#include <sys/sem.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -28,7 +35,7 @@
 #include <linux/futex.h>
 #include <termios.h>
 
-#define DELAY_MS 20
+#define DELAY_MS 10
 #define WATCHDOG_S 3
 
 static const char *current_case;
@@ -132,6 +139,8 @@ static pid_t main_tid;
 static void do_kill_main(long sig) {
   CHECK_OK(syscall(SYS_tgkill, getpid(), main_tid, (int)sig));
 }
+static void do_remove_sem(long id) { CHECK_OK(semctl((int)id, 0, IPC_RMID)); }
+static void on_usr1(int sig);
 static void do_create_file(long unused) {
   (void)unused;
   conf_put_file("created", "", 0644);
@@ -677,6 +686,165 @@ static void fifo_open_interrupted(void) {
   CHECK_OK(unlink("fifo2"));
 }
 
+
+// --- Locks, IPC, select, splice, signals interrupting reads ---
+
+static void unlock_flock(long fd) { CHECK_OK(flock((int)fd, LOCK_UN)); }
+
+static void flock_waits_for_unlock(void) {
+  conf_put_file("locked", "", 0644);
+  int a = open("locked", O_RDONLY);
+  int b = open("locked", O_RDONLY);
+  CHECK(a >= 0 && b >= 0);
+  CHECK_OK(flock(a, LOCK_EX));
+  CHECK_ERRNO(flock(b, LOCK_EX | LOCK_NB), EWOULDBLOCK);
+  after_delay(unlock_flock, a);
+  CHECK_OK(flock(b, LOCK_EX));
+  CHECK_OK(unlink("locked"));
+}
+
+static void setlkw_waits_for_other_process(void) {
+  conf_put_file("rec", "0123456789", 0644);
+  int fd = open("rec", O_RDWR);
+  CHECK(fd >= 0);
+  int ready[2];
+  CHECK_OK(pipe(ready));
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 5};
+    CHECK_OK(fcntl(fd, F_SETLK, &fl));
+    CHECK_EQ(write(ready[1], "r", 1), 1);
+    conf_sleep_ms(DELAY_MS);
+    _exit(0);  // exiting drops the lock
+  }
+  char c;
+  CHECK_EQ(read(ready[0], &c, 1), 1);
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 2, .l_len = 1};
+  CHECK_OK(fcntl(fd, F_SETLKW, &fl));
+  CHECK_EXIT(pid, 0);
+  CHECK_OK(unlink("rec"));
+}
+
+static void select_and_pselect(void) {
+  int p[2];
+  CHECK_OK(pipe(p));
+  after_delay(do_write_byte, p[1]);
+  fd_set rd;
+  FD_ZERO(&rd);
+  FD_SET(p[0], &rd);
+  CHECK_EQ(select(p[0] + 1, &rd, NULL, NULL, NULL), 1);
+  CHECK(FD_ISSET(p[0], &rd));
+  char c;
+  CHECK_EQ(read(p[0], &c, 1), 1);
+  // Timeouts end the waits with nothing ready.
+  FD_ZERO(&rd);
+  FD_SET(p[0], &rd);
+  struct timeval tv = {0, DELAY_MS * 1000};
+  CHECK_EQ(select(p[0] + 1, &rd, NULL, NULL, &tv), 0);
+  struct timespec ts = {0, DELAY_MS * 1000000L};
+  FD_SET(p[0], &rd);
+  CHECK_EQ(pselect(p[0] + 1, &rd, NULL, NULL, &ts, NULL), 0);
+  struct pollfd pfd = {p[0], POLLIN, 0};
+  CHECK_EQ(ppoll(&pfd, 1, &ts, NULL), 0);
+  int ep = epoll_create1(0);
+  struct epoll_event ev = {.events = EPOLLIN, .data.fd = p[0]};
+  CHECK_OK(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev));
+  CHECK_EQ(epoll_wait(ep, &ev, 1, DELAY_MS), 0);
+}
+
+static void splice_waits_for_data(void) {
+  int in[2], out[2];
+  CHECK_OK(pipe(in));
+  CHECK_OK(pipe(out));
+  after_delay(do_write_byte, in[1]);
+  CHECK_EQ(splice(in[0], NULL, out[1], NULL, 16, 0), 1);
+  after_delay(do_close, in[1]);
+  CHECK_EQ(splice(in[0], NULL, out[1], NULL, 16, 0), 0);
+}
+
+static void semop_waits_for_post(void) {
+  int id = semget(IPC_PRIVATE, 1, 0600);
+  CHECK(id >= 0);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    conf_sleep_ms(DELAY_MS);
+    struct sembuf up = {0, 1, 0};
+    CHECK_OK(semop(id, &up, 1));
+    _exit(0);
+  }
+  struct sembuf down = {0, -1, 0};
+  CHECK_OK(semop(id, &down, 1));
+  CHECK_EXIT(pid, 0);
+  // Removing the set wakes a waiter with EIDRM.
+  after_delay(do_remove_sem, id);
+  CHECK_ERRNO(semop(id, &down, 1), EIDRM);
+}
+
+static void mq_receive_waits(void) {
+  struct mq_attr attr = {.mq_maxmsg = 1, .mq_msgsize = 8};
+  mq_unlink("/conf_blocking");
+  mqd_t q = mq_open("/conf_blocking", O_RDWR | O_CREAT, 0600, &attr);
+  CHECK(q != (mqd_t)-1);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    conf_sleep_ms(DELAY_MS);
+    CHECK_OK(mq_send(q, "m", 1, 0));
+    conf_sleep_ms(DELAY_MS);
+    char buf[8];
+    CHECK_EQ(mq_receive(q, buf, sizeof(buf), NULL), 1);
+    _exit(0);
+  }
+  char buf[8];
+  CHECK_EQ(mq_receive(q, buf, sizeof(buf), NULL), 1);
+  // A full queue makes the sender wait for the child's receive.
+  CHECK_OK(mq_send(q, "a", 1, 0));
+  CHECK_OK(mq_send(q, "b", 1, 0));
+  CHECK_EXIT(pid, 0);
+  CHECK_OK(mq_close(q));
+  CHECK_OK(mq_unlink("/conf_blocking"));
+}
+
+// A blocked read ends with EINTR for a handler without SA_RESTART, and goes
+// on (then gets its data) with SA_RESTART.
+static void read_interrupted_and_restarted(void) {
+  int p[2];
+  CHECK_OK(pipe(p));
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_usr1;
+  CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
+  main_tid = conf_gettid();
+  after_delay(do_kill_main, SIGUSR1);
+  char c;
+  CHECK_ERRNO(read(p[0], &c, 1), EINTR);
+  sa.sa_flags = SA_RESTART;
+  CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
+  after_delay(do_kill_main, SIGUSR1);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    conf_sleep_ms(4 * DELAY_MS);
+    CHECK_EQ(write(p[1], "z", 1), 1);
+    _exit(0);
+  }
+  CHECK_EQ(read(p[0], &c, 1), 1);
+  CHECK_EQ(c, 'z');
+  CHECK_EXIT(pid, 0);
+}
+
+static void pty_slave_read_master_closes(void) {
+  int s;
+  int m = open_pty(&s);
+  after_delay(do_close, m);
+  char c;
+  long r = read(s, &c, 1);
+  CHECK(r == 0 || (r == -1 && errno == EIO));
+  poll_wait(s, POLLIN, POLLHUP);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   conf_tmpdir("blocking");
@@ -709,6 +877,14 @@ int main(int argc, char **argv) {
   run_case("posix_timer_signal_wait", posix_timer_signal_wait);
   run_case("fifo_open_waits_for_partner", fifo_open_waits_for_partner);
   run_case("fifo_open_interrupted", fifo_open_interrupted);
+  run_case("flock_waits_for_unlock", flock_waits_for_unlock);
+  run_case("setlkw_waits_for_other_process", setlkw_waits_for_other_process);
+  run_case("select_and_pselect", select_and_pselect);
+  run_case("splice_waits_for_data", splice_waits_for_data);
+  run_case("semop_waits_for_post", semop_waits_for_post);
+  run_case("mq_receive_waits", mq_receive_waits);
+  run_case("read_interrupted_and_restarted", read_interrupted_and_restarted);
+  run_case("pty_slave_read_master_closes", pty_slave_read_master_closes);
   conf_tmpdir_remove();
   if (failures) {
     fprintf(stderr, "FAIL blocking: %d case(s) hung or failed\n", failures);
