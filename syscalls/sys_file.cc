@@ -6,6 +6,7 @@
 
 #include "syscalls/common.h"
 #include "syscalls/fcntl_async.h"
+#include "syscalls/sys_socket.h"
 #include "syscalls/sys_tty.h"
 #include "vfs/inotify.h"
 #include "vfs/lock.h"
@@ -262,6 +263,7 @@ Result<uint64_t> SysIoctl(Task& t, int fd, uint64_t cmd, uint64_t arg) {
     default: {
       bool master;
       if (vfs::Tty* tty = vfs::AsTty(*f, &master)) return TtyIoctl(t, *tty, master, cmd, arg);
+      if (netstack::AsSocket(*f)) return SocketIoctl(t, *f, cmd, arg);
       return f->Ioctl(t, cmd, arg);
     }
   }
@@ -290,12 +292,12 @@ Result<uint64_t> SysAccess(Task& t, GuestAddr path, int mode) {
   return SysFaccessat2(t, AT_FDCWD, path, mode, 0);
 }
 
-Result<uint64_t> SysReadlinkat(Task& t, int dirfd, GuestAddr path_addr, GuestAddr buf,
-                               int size) {
+Result<uint64_t> SysReadlinkat(Task& t, int dirfd, GuestAddr path_addr, GuestAddr buf, int size) {
   if (size <= 0) return Errno(EINVAL);
   vfs::Context ctx = t.VfsContext();
   if (dirfd == AT_FDCWD && SENTRY_TRY(t.CopyInString(path_addr)).empty()) return Errno(ENOENT);
-  vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH));
+  vfs::Path p =
+      SENTRY_TRY(ResolveAt(t, ctx, dirfd, path_addr, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH));
   if (!p.inode()->IsSymlink()) return Errno(EINVAL);
   std::string target;
   if (vfs::FileRef f = p.inode()->MagicFile()) {
@@ -390,8 +392,6 @@ std::string FilePath(Task& t, const vfs::FileRef& f) {
   return t.kernel().vfs().PathString(t.fs().root(), {f->mount(), f->dentry()});
 }
 
-Result<uint64_t> SysUmask(Task& t, uint32_t mask) {
-  return t.fs().exchange_umask(mask);
-}
+Result<uint64_t> SysUmask(Task& t, uint32_t mask) { return t.fs().exchange_umask(mask); }
 
 }  // namespace sentry::syscalls

@@ -1,15 +1,313 @@
-// The socket calls that name an fd, before the netstack exists. No file in the sandbox is a
-// socket yet, so each of them fails as Linux fails it on any other file: EBADF for an fd that
-// is not open, ENOTSOCK for one that is. Programs rely on the difference: bash, for one,
-// decides from getpeername(0) whether its stdin is a network connection (and then reads
-// ~/.bashrc), and takes any other error, ENOSYS included, for "yes".
-#include "syscalls/common.h"
+// The socket calls that set sockets up: socket, socketpair, bind, listen, accept, connect,
+// shutdown, names and options. Data moves in sys_socket_msg.cc. The sockets themselves are
+// netstack/'s; this file copies between guest memory and the netstack's host buffers and
+// gives it the caller's view of the VFS for AF_UNIX path names.
+#include "syscalls/sys_socket.h"
+
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/un.h>
+
+#include <cstring>
+
+#include "netstack/stack.h"
 
 namespace sentry::syscalls {
 
-Result<uint64_t> SysSocketCallOnFd(Task& t, int fd) {
-  SENTRY_TRY(GetFile(t, fd));
-  return Errno(ENOTSOCK);
+namespace {
+constexpr int kMaxAddrLen = sizeof(struct sockaddr_storage);
+
+// The key of the socket inode at `p`: what its st_dev/st_ino say.
+Result<netstack::NameKey> KeyOf(const vfs::Path& p) {
+  dev_t dev;
+  uint64_t ino;
+  if (p.inode()->Identity(&dev, &ino)) return netstack::NameKey{dev, ino};
+  struct stat st = SENTRY_TRY(p.inode()->Stat());
+  return netstack::NameKey{st.st_dev, st.st_ino};
+}
+}  // namespace
+
+Result<netstack::NameKey> TaskPaths::BindNode(const std::string& path) {
+  if (path.empty()) return Errno(ENOENT);
+  vfs::Context ctx = t_.VfsContext();
+  vfs::Path start = SENTRY_TRY(StartAt(t_, ctx, AT_FDCWD, path));
+  vfs::Vfs& v = t_.kernel().vfs();
+  SENTRY_TRY(v.Mknod(ctx, start, path, S_IFSOCK | 0777, 0));
+  vfs::Path p = SENTRY_TRY(v.Resolve(ctx, start, path, false));
+  return KeyOf(p);
+}
+
+Result<netstack::NameKey> TaskPaths::Lookup(const std::string& path) {
+  if (path.empty()) return Errno(ENOENT);
+  vfs::Context ctx = t_.VfsContext();
+  vfs::Path start = SENTRY_TRY(StartAt(t_, ctx, AT_FDCWD, path));
+  vfs::Vfs& v = t_.kernel().vfs();
+  vfs::Path p = SENTRY_TRY(v.Resolve(ctx, start, path, true));
+  SENTRY_TRY(v.Access(ctx, p, W_OK));
+  if (!S_ISSOCK(p.inode()->Type())) return Errno(ECONNREFUSED);
+  return KeyOf(p);
+}
+
+Caller::Caller(Task& t) : netstack::Caller{t, {}, {}} {
+  absl::MutexLock l(&t.kernel().mu());
+  const kernel::Credentials& c = t.tg().creds;
+  cred = {t.tg().tgid, c.euid, c.egid};
+  real = {t.tg().tgid, c.ruid, c.rgid};
+}
+
+Result<std::pair<vfs::FileRef, netstack::Socket*>> GetSocket(Task& t, int fd) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  netstack::Socket* s = netstack::AsSocket(*f);
+  if (!s) return Errno(ENOTSOCK);
+  return std::make_pair(std::move(f), s);
+}
+
+Result<std::vector<uint8_t>> CopyInAddr(Task& t, GuestAddr addr, int len) {
+  if (len < 0 || len > kMaxAddrLen) return Errno(EINVAL);
+  std::vector<uint8_t> a(len);
+  if (len > 0) SENTRY_TRY(t.CopyInBytes(addr, a));
+  return a;
+}
+
+Result<void> CopyOutAddr(Task& t, const std::vector<uint8_t>& a, GuestAddr addr,
+                         GuestAddr len_addr) {
+  if (len_addr.value() == 0) return Ok();
+  int len = SENTRY_TRY(t.CopyIn<int>(len_addr));
+  if (len < 0) return Errno(EINVAL);
+  size_t n = std::min(static_cast<size_t>(len), a.size());
+  if (n > 0) SENTRY_TRY(t.CopyOutBytes(addr, {a.data(), n}));
+  return t.CopyOut(len_addr, static_cast<int>(a.size()));
+}
+
+Result<uint64_t> SysSocket(Task& t, int domain, int type, int protocol) {
+  if (type & ~(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC)) return Errno(EINVAL);
+  if ((type & 0xf) == 0 || (type & 0xf) > SOCK_PACKET) {
+    if (domain < 0 || domain >= AF_MAX) return Errno(EAFNOSUPPORT);
+    return Errno(EINVAL);
+  }
+  if (domain < 0 || domain >= AF_MAX) return Errno(EAFNOSUPPORT);
+  Caller c(t);
+  auto f = SENTRY_TRY(t.kernel().net().NewSocket(domain, type, protocol, c.cred));
+  return t.fds().Add(std::move(f), type & SOCK_CLOEXEC, 0, NofileLimit(t));
+}
+
+Result<uint64_t> SysSocketpair(Task& t, int domain, int type, int protocol, GuestAddr sv) {
+  if (type & ~(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC)) return Errno(EINVAL);
+  if (domain < 0 || domain >= AF_MAX) return Errno(EAFNOSUPPORT);
+  Caller c(t);
+  auto [a, b] = SENTRY_TRY(t.kernel().net().NewPair(domain, type, protocol, c.cred));
+  uint64_t limit = NofileLimit(t);
+  bool cloexec = type & SOCK_CLOEXEC;
+  int fa = static_cast<int>(SENTRY_TRY(t.fds().Add(a, cloexec, 0, limit)));
+  auto fb = t.fds().Add(b, cloexec, 0, limit);
+  if (!fb.ok()) {
+    (void)t.fds().Remove(fa);
+    return fb.error();
+  }
+  int32_t fds[2] = {fa, static_cast<int32_t>(*fb)};
+  if (auto r = t.CopyOut(sv, fds); !r.ok()) {
+    (void)t.fds().Remove(fa);
+    (void)t.fds().Remove(fds[1]);
+    return r.error();
+  }
+  return 0;
+}
+
+Result<uint64_t> SysBind(Task& t, int fd, GuestAddr addr, int len) {
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  auto a = SENTRY_TRY(CopyInAddr(t, addr, len));
+  TaskPaths paths(t);
+  SENTRY_TRY(s->Bind(a, paths));
+  return 0;
+}
+
+Result<uint64_t> SysListen(Task& t, int fd, int backlog) {
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  Caller c(t);
+  SENTRY_TRY(s->Listen(backlog, c.cred));
+  return 0;
+}
+
+Result<uint64_t> SysAccept4(Task& t, int fd, GuestAddr addr, GuestAddr len_addr, int flags) {
+  if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK)) return Errno(EINVAL);
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  if (addr.value() != 0 && len_addr.value() != 0) {
+    int len = SENTRY_TRY(t.CopyIn<int>(len_addr));
+    if (len < 0) return Errno(EINVAL);
+  }
+  Caller c(t);
+  auto nf = SENTRY_TRY(s->Accept(c, f->NonBlocking()));
+  if (flags & SOCK_NONBLOCK) nf->SetStatusFlags(nf->flags() | O_NONBLOCK);
+  if (addr.value() != 0) {
+    auto peer = netstack::AsSocket(*nf)->PeerName();
+    SENTRY_TRY(CopyOutAddr(t, peer.ok() ? *peer : netstack::SockAddr{}, addr, len_addr));
+  }
+  return t.fds().Add(std::move(nf), flags & SOCK_CLOEXEC, 0, NofileLimit(t));
+}
+
+Result<uint64_t> SysAccept(Task& t, int fd, GuestAddr addr, GuestAddr len_addr) {
+  return SysAccept4(t, fd, addr, len_addr, 0);
+}
+
+Result<uint64_t> SysConnect(Task& t, int fd, GuestAddr addr, int len) {
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  auto a = SENTRY_TRY(CopyInAddr(t, addr, len));
+  Caller c(t);
+  TaskPaths paths(t);
+  SENTRY_TRY(s->Connect(c, a, paths));
+  return 0;
+}
+
+Result<uint64_t> SysShutdown(Task& t, int fd, int how) {
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  SENTRY_TRY(s->Shutdown(how));
+  return 0;
+}
+
+Result<uint64_t> SysGetsockname(Task& t, int fd, GuestAddr addr, GuestAddr len_addr) {
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  auto a = SENTRY_TRY(s->SockName());
+  SENTRY_TRY(CopyOutAddr(t, a, addr, len_addr));
+  return 0;
+}
+
+Result<uint64_t> SysGetpeername(Task& t, int fd, GuestAddr addr, GuestAddr len_addr) {
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  auto a = SENTRY_TRY(s->PeerName());
+  SENTRY_TRY(CopyOutAddr(t, a, addr, len_addr));
+  return 0;
+}
+
+Result<uint64_t> SysSetsockopt(Task& t, int fd, int level, int name, GuestAddr val, int len) {
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  if (len < 0) return Errno(EINVAL);
+  std::vector<uint8_t> v(std::min(len, 4096));
+  if (!v.empty()) SENTRY_TRY(t.CopyInBytes(val, v));
+  SENTRY_TRY(s->SetOption(level, name, v));
+  return 0;
+}
+
+Result<uint64_t> SysGetsockopt(Task& t, int fd, int level, int name, GuestAddr val,
+                               GuestAddr len_addr) {
+  auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
+  int len = SENTRY_TRY(t.CopyIn<int>(len_addr));
+  if (len < 0) return Errno(EINVAL);
+  auto v = SENTRY_TRY(s->GetOption(level, name));
+  // Linux writes int options of fewer bytes as far as they go (and a single byte for some
+  // IP options); others need the whole value.
+  size_t n = std::min(static_cast<size_t>(len), v.size());
+  if (n > 0) SENTRY_TRY(t.CopyOutBytes(val, {v.data(), n}));
+  SENTRY_TRY(t.CopyOut(len_addr, static_cast<int>(n)));
+  return 0;
+}
+
+}  // namespace sentry::syscalls
+
+namespace sentry::syscalls {
+
+namespace {
+// The sandbox's one interface, as the SIOCGIF* ioctls describe it.
+constexpr int kLoIndex = 1;
+constexpr short kLoFlags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+
+void PutIn4(struct sockaddr* sa, uint32_t host_ip) {
+  struct sockaddr_in sin {};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(host_ip);
+  std::memcpy(sa, &sin, sizeof(sin));
+}
+}  // namespace
+
+Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uint64_t arg) {
+  GuestAddr a(arg);
+  switch (cmd) {
+    case SIOCOUTQ: {
+      int n = static_cast<int>(netstack::AsSocket(f)->OutQueue());
+      SENTRY_TRY(t.CopyOut(a, n));
+      return 0;
+    }
+    case SIOCGIFCONF: {
+      struct ifconf ifc = SENTRY_TRY(t.CopyIn<struct ifconf>(a));
+      struct ifreq r {};
+      std::strcpy(r.ifr_name, "lo");
+      PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
+      if (ifc.ifc_buf == nullptr) {
+        ifc.ifc_len = sizeof(r);
+      } else if (ifc.ifc_len >= static_cast<int>(sizeof(r))) {
+        SENTRY_TRY(t.CopyOut(GuestAddr(reinterpret_cast<uint64_t>(ifc.ifc_buf)), r));
+        ifc.ifc_len = sizeof(r);
+      } else {
+        ifc.ifc_len = 0;
+      }
+      SENTRY_TRY(t.CopyOut(a, ifc));
+      return 0;
+    }
+    case SIOCGIFNAME:
+    case SIOCGIFINDEX:
+    case SIOCGIFFLAGS:
+    case SIOCGIFADDR:
+    case SIOCGIFNETMASK:
+    case SIOCGIFBRDADDR:
+    case SIOCGIFMTU:
+    case SIOCGIFHWADDR:
+    case SIOCGIFTXQLEN:
+    case SIOCGIFMETRIC: {
+      struct ifreq r = SENTRY_TRY(t.CopyIn<struct ifreq>(a));
+      if (cmd == SIOCGIFNAME) {
+        if (r.ifr_ifindex != kLoIndex) return Errno(ENODEV);
+        std::memset(r.ifr_name, 0, sizeof(r.ifr_name));
+        std::strcpy(r.ifr_name, "lo");
+      } else if (strncmp(r.ifr_name, "lo", IFNAMSIZ) != 0) {
+        return Errno(ENODEV);
+      }
+      switch (cmd) {
+        case SIOCGIFINDEX:
+          r.ifr_ifindex = kLoIndex;
+          break;
+        case SIOCGIFFLAGS:
+          r.ifr_flags = kLoFlags;
+          break;
+        case SIOCGIFADDR:
+          PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
+          break;
+        case SIOCGIFNETMASK:
+          PutIn4(&r.ifr_netmask, 0xff000000u);
+          break;
+        case SIOCGIFBRDADDR:
+          PutIn4(&r.ifr_broadaddr, 0);
+          break;
+        case SIOCGIFMTU:
+          r.ifr_mtu = 65536;
+          break;
+        case SIOCGIFTXQLEN:
+          r.ifr_qlen = 1000;
+          break;
+        case SIOCGIFMETRIC:
+          r.ifr_metric = 0;
+          break;
+        case SIOCGIFHWADDR:
+          std::memset(&r.ifr_hwaddr, 0, sizeof(r.ifr_hwaddr));
+          r.ifr_hwaddr.sa_family = ARPHRD_LOOPBACK;
+          break;
+      }
+      SENTRY_TRY(t.CopyOut(a, r));
+      return 0;
+    }
+    case SIOCSIFFLAGS:
+    case SIOCSIFADDR:
+    case SIOCSIFMTU:
+    case SIOCSIFNETMASK:
+    case SIOCSIFNAME:
+    case SIOCSIFHWADDR:
+    case SIOCADDRT:
+    case SIOCDELRT:
+      return Errno(EPERM);  // the sandbox's network is not configurable from inside
+    default:
+      return Errno(ENOTTY);
+  }
 }
 
 }  // namespace sentry::syscalls

@@ -88,6 +88,15 @@ Result<size_t> FromPipe(Task& t, End& in, End& out, size_t len, unsigned flags, 
   return done;
 }
 
+// Moves `in`'s position back by `n` bytes that were read but not delivered.
+void GiveBack(End& in, size_t n) {
+  if (in.has_off) {
+    in.off -= static_cast<int64_t>(n);
+  } else {
+    (void)in.file->Seek(-static_cast<int64_t>(n), SEEK_CUR);
+  }
+}
+
 // sendfile's loop: file to file (or pipe) in chunks until `count`, end of file, or a
 // destination that cannot take more without blocking after some progress.
 Result<size_t> Transfer(Task& t, End& in, End& out, size_t count) {
@@ -101,7 +110,18 @@ Result<size_t> Transfer(Task& t, End& in, End& out, size_t count) {
     } else {
       buf.resize(want);
       r = ReadFrom(t, in, buf);
-      if (r.ok() && *r > 0) r = WriteTo(t, out, {buf.data(), *r});
+      if (r.ok() && *r > 0) {
+        size_t got = *r;
+        // A destination that takes less (a nonblocking socket, a full disk) must not lose
+        // the rest: the input goes back to just past what was written.
+        r = WriteTo(t, out, {buf.data(), got});
+        size_t unwritten = got - (r.ok() ? *r : 0);
+        if (unwritten > 0) GiveBack(in, unwritten);
+        if (r.ok() && *r < got) {
+          done += *r;
+          break;
+        }
+      }
     }
     if (!r.ok()) {
       if (done) return done;

@@ -9,7 +9,24 @@ namespace sentry::syscalls {
 using kernel::Task;
 
 Result<uint64_t> SysAccess(Task& t, GuestAddr path, int mode);
-Result<uint64_t> SysSocketCallOnFd(Task& t, int fd);
+Result<uint64_t> SysSocket(Task& t, int domain, int type, int protocol);
+Result<uint64_t> SysSocketpair(Task& t, int domain, int type, int protocol, GuestAddr sv);
+Result<uint64_t> SysBind(Task& t, int fd, GuestAddr addr, int len);
+Result<uint64_t> SysListen(Task& t, int fd, int backlog);
+Result<uint64_t> SysAccept(Task& t, int fd, GuestAddr addr, GuestAddr len_addr);
+Result<uint64_t> SysAccept4(Task& t, int fd, GuestAddr addr, GuestAddr len_addr, int flags);
+Result<uint64_t> SysConnect(Task& t, int fd, GuestAddr addr, int len);
+Result<uint64_t> SysShutdown(Task& t, int fd, int how);
+Result<uint64_t> SysGetsockname(Task& t, int fd, GuestAddr addr, GuestAddr len_addr);
+Result<uint64_t> SysGetpeername(Task& t, int fd, GuestAddr addr, GuestAddr len_addr);
+Result<uint64_t> SysSetsockopt(Task& t, int fd, int level, int name, GuestAddr val, int len);
+Result<uint64_t> SysGetsockopt(Task& t, int fd, int level, int name, GuestAddr val, GuestAddr len_addr);
+Result<uint64_t> SysSendto(Task& t, int fd, GuestAddr buf, size_t len, int flags, GuestAddr addr, int addrlen);
+Result<uint64_t> SysRecvfrom(Task& t, int fd, GuestAddr buf, size_t len, int flags, GuestAddr addr, GuestAddr len_addr);
+Result<uint64_t> SysSendmsg(Task& t, int fd, GuestAddr msg, int flags);
+Result<uint64_t> SysRecvmsg(Task& t, int fd, GuestAddr msg, int flags);
+Result<uint64_t> SysSendmmsg(Task& t, int fd, GuestAddr vec, unsigned vlen, int flags);
+Result<uint64_t> SysRecvmmsg(Task& t, int fd, GuestAddr vec, unsigned vlen, int flags, GuestAddr timeout);
 Result<uint64_t> SysArchPrctl(Task& t, int code, uint64_t addr);
 Result<uint64_t> SysBrk(Task& t, uint64_t addr);
 Result<uint64_t> SysChdir(Task& t, GuestAddr path_addr);
@@ -298,21 +315,21 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(38, "setitimer", SysSetitimer, "REAL exact; VIRTUAL/PROF count the guest's CPU time by sampling it (at the earliest possible expiry, every 1-50 ms of wall time while armed), so they fire up to ~1 ms late (Linux: up to a tick), and Linux's extra tick on arming is not added", Arg::kInt, Arg::kPtr, Arg::kPtr),
     FULL(39, "getpid", SysGetpid),
     FULL(40, "sendfile", SysSendfile, Arg::kFd, Arg::kFd, Arg::kPtr, Arg::kUint),
-    UNIMPL(41, "socket", "netstack: later stage"),
-    PARTIAL(42, "connect", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(43, "accept", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(44, "sendto", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(45, "recvfrom", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(46, "sendmsg", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(47, "recvmsg", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(48, "shutdown", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(49, "bind", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(50, "listen", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(51, "getsockname", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(52, "getpeername", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    UNIMPL(53, "socketpair", ""),
-    PARTIAL(54, "setsockopt", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
-    PARTIAL(55, "getsockopt", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
+    PARTIAL(41, "socket", SysSocket, "AF_UNIX in the Sentry; AF_INET/AF_INET6 loopback only (--net=none: other destinations ENETUNREACH); no netlink, packet or raw sockets (EAFNOSUPPORT/EPERM); no ping (IPPROTO_ICMP) sockets", Arg::kInt, Arg::kHex, Arg::kInt),
+    PARTIAL(42, "connect", SysConnect, "AF_UNIX in the Sentry; AF_INET/AF_INET6 loopback only (--net=none: other destinations ENETUNREACH); no netlink, packet or raw sockets (EAFNOSUPPORT/EPERM)", Arg::kFd, Arg::kPtr, Arg::kInt),
+    FULL(43, "accept", SysAccept, Arg::kFd, Arg::kPtr, Arg::kPtr),
+    PARTIAL(44, "sendto", SysSendto, "MSG_OOB: EOPNOTSUPP; MSG_MORE/TCP_CORK do not delay", Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kPtr, Arg::kInt),
+    PARTIAL(45, "recvfrom", SysRecvfrom, "MSG_OOB: EOPNOTSUPP/EINVAL; MSG_ERRQUEUE: EAGAIN", Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kPtr, Arg::kPtr),
+    PARTIAL(46, "sendmsg", SysSendmsg, "SCM_RIGHTS and SCM_CREDENTIALS on AF_UNIX; IP-level control messages are ignored", Arg::kFd, Arg::kPtr, Arg::kHex),
+    PARTIAL(47, "recvmsg", SysRecvmsg, "SCM_RIGHTS and SCM_CREDENTIALS; no IP_PKTINFO/timestamps control messages", Arg::kFd, Arg::kPtr, Arg::kHex),
+    FULL(48, "shutdown", SysShutdown, Arg::kFd, Arg::kInt),
+    PARTIAL(49, "bind", SysBind, "inet: loopback and wildcard addresses only (others EADDRNOTAVAIL); no TIME_WAIT, so a port is free again as soon as its socket closes", Arg::kFd, Arg::kPtr, Arg::kInt),
+    FULL(50, "listen", SysListen, Arg::kFd, Arg::kInt),
+    FULL(51, "getsockname", SysGetsockname, Arg::kFd, Arg::kPtr, Arg::kPtr),
+    FULL(52, "getpeername", SysGetpeername, Arg::kFd, Arg::kPtr, Arg::kPtr),
+    PARTIAL(53, "socketpair", SysSocketpair, "AF_UNIX (stream, dgram, seqpacket); others EOPNOTSUPP/EAFNOSUPPORT as Linux", Arg::kInt, Arg::kHex, Arg::kInt, Arg::kPtr),
+    PARTIAL(54, "setsockopt", SysSetsockopt, "SOL_SOCKET options kept and honoured where they matter here (timeouts, buffers, linger, reuse, passcred); TCP/IP/IPv6 options are stored and read back; no multicast or filters (SO_ATTACH_FILTER: ENOPROTOOPT)", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kInt),
+    PARTIAL(55, "getsockopt", SysGetsockopt, "as setsockopt; TCP_INFO fills the state and MSS only", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr),
     PARTIAL(56, "clone", SysClone, "no namespaces; CLONE_VM without CLONE_THREAD only with CLONE_VFORK", Arg::kHex, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     FULL(57, "fork", SysFork),
     FULL(58, "vfork", SysVfork),
@@ -545,7 +562,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(285, "fallocate", SysFallocate, "tmpfs: only mode 0 and FALLOC_FL_KEEP_SIZE", Arg::kFd, Arg::kHex, Arg::kInt, Arg::kInt),
     PARTIAL(286, "timerfd_settime", SysTimerfdSettime, "TFD_TIMER_CANCEL_ON_SET is accepted; reads never get ECANCELED", Arg::kFd, Arg::kHex, Arg::kPtr, Arg::kPtr),
     FULL(287, "timerfd_gettime", SysTimerfdGettime, Arg::kFd, Arg::kPtr),
-    PARTIAL(288, "accept4", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
+    FULL(288, "accept4", SysAccept4, Arg::kFd, Arg::kPtr, Arg::kPtr, Arg::kHex),
     FULL(289, "signalfd4", SysSignalfd4, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(290, "eventfd2", SysEventfd2, Arg::kUint, Arg::kHex),
     FULL(291, "epoll_create1", SysEpollCreate1, Arg::kHex),
@@ -556,7 +573,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(296, "pwritev", SysPwritev, Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt),
     FULL(297, "rt_tgsigqueueinfo", SysRtTgsigqueueinfo, Arg::kInt, Arg::kInt, Arg::kSig, Arg::kPtr),
     UNIMPL(298, "perf_event_open", ""),
-    PARTIAL(299, "recvmmsg", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
+    FULL(299, "recvmmsg", SysRecvmmsg, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kPtr),
     UNIMPL(300, "fanotify_init", ""),
     UNIMPL(301, "fanotify_mark", ""),
     FULL(302, "prlimit64", SysPrlimit64, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr),
@@ -564,7 +581,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(304, "open_by_handle_at", ""),
     UNIMPL(305, "clock_adjtime", ""),
     FULL(306, "syncfs", SysSyncfs, Arg::kFd),
-    PARTIAL(307, "sendmmsg", SysSocketCallOnFd, "no sockets yet (netstack: later stage): EBADF, or ENOTSOCK for any open fd", Arg::kFd),
+    FULL(307, "sendmmsg", SysSendmmsg, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
     UNIMPL(308, "setns", ""),
     PARTIAL(309, "getcpu", SysGetcpu, "the host CPU of the Sentry thread serving the call when the thread's mask allows it, else the mask's first CPU; node 0. The vDSO's getcpu (glibc's sched_getcpu) reports the host CPU of the stub, which may lie outside the mask", Arg::kPtr, Arg::kPtr, Arg::kPtr),
     UNIMPL(310, "process_vm_readv", ""),

@@ -16,6 +16,18 @@
 
 namespace sentry::kernel {
 
+namespace {
+// Who is calling, for read(2)/write(2) on sockets (netstack/socket.h).
+netstack::TaskCreds TaskSocketCreds(Blocker& b) {
+  auto* t = dynamic_cast<Task*>(&b);
+  if (!t) return {};
+  absl::MutexLock l(&t->kernel().mu());
+  const Credentials& c = t->tg().creds;
+  int pid = t->tg().tgid;
+  return {{pid, c.euid, c.egid}, {pid, c.ruid, c.rgid}};
+}
+}  // namespace
+
 Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs::Vfs> vfs)
     : platform_(std::move(platform)),
       vfs_(std::move(vfs)),
@@ -25,6 +37,7 @@ Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs
   TimerQueue::Global();
   InstallTtyHost(*this);
   InstallAsyncHost(*this);
+  netstack::SetCredentialSource(TaskSocketCreds);
   // The sandbox's CPUs, read before any Sentry thread is pinned to one of them.
   (void)Cpus();
 }

@@ -30,6 +30,7 @@
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/timers.h"
 #include "sentry/mm/memory_manager.h"
+#include "netstack/stack.h"
 #include "vfs/fd_table.h"
 #include "vfs/vfs.h"
 
@@ -407,6 +408,9 @@ class Kernel {
   // The sandbox's one IPC namespace (ipc.h). Never destroyed: shared memory segments are told
   // about VMAs that go away as late as the last MemoryManager does.
   IpcNamespace& ipc() { return *ipc_; }
+  // The sandbox's network stack (netstack/). Never destroyed, like ipc_: sockets in flight
+  // in SCM_RIGHTS messages may outlive every task.
+  netstack::Stack& net() { return *net_; }
 
   int init_status() {
     absl::MutexLock l(&mu_);
@@ -421,6 +425,7 @@ class Kernel {
   std::unique_ptr<vfs::Vfs> vfs_;
   std::unique_ptr<class FutexTable> futexes_;
   IpcNamespace* const ipc_ = new IpcNamespace();
+  netstack::Stack* const net_ = new netstack::Stack();
   DispatchFn dispatch_ = nullptr;
   int64_t max_tasks_;  // set before init starts
 

@@ -173,6 +173,27 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   mqueue->Add("msgsize_max", Text(absl::StrFormat("%d\n", mq.msgsize_max)));
   fs->Add("mqueue", mqueue);
   sys->Add("fs", fs);
+  // The netstack's own constants (netstack/): what programs tune their buffers by.
+  auto net = Dir();
+  auto core = Dir();
+  core->Add("somaxconn", Text("4096\n"));
+  core->Add("rmem_default", Text("212992\n"));
+  core->Add("wmem_default", Text("212992\n"));
+  core->Add("rmem_max", Text("212992\n"));
+  core->Add("wmem_max", Text("212992\n"));
+  core->Add("optmem_max", Text("20480\n"));
+  net->Add("core", core);
+  auto ipv4 = Dir();
+  ipv4->Add("ip_local_port_range", Text("32768\t60999\n"));
+  ipv4->Add("tcp_rmem", Text("4096\t131072\t6291456\n"));
+  ipv4->Add("tcp_wmem", Text("4096\t16384\t4194304\n"));
+  ipv4->Add("tcp_fin_timeout", Text("60\n"));
+  ipv4->Add("ping_group_range", Text("1\t0\n"));
+  net->Add("ipv4", ipv4);
+  auto unx = Dir();
+  unx->Add("max_dgram_qlen", Text("10\n"));
+  net->Add("unix", unx);
+  sys->Add("net", net);
   return sys;
 }
 
@@ -206,6 +227,26 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
                                   "nodev\tpipefs\nnodev\tdevpts\nnodev\toverlay\n"
                                   "nodev\tmqueue\n"));
   root.Add("sys", b->Sys());
+  auto net = b->Dir();
+  for (const char* name : {"unix", "tcp", "tcp6", "udp", "udp6"}) {
+    net->Add(name, b->File([&k, n = std::string(name)]() -> Result<std::string> {
+      return k.net().ProcNet(n);
+    }));
+  }
+  // Only the loopback interface exists.
+  net->Add(
+      "dev",
+      b->Text(
+          "Inter-|   Receive                                                |  Transmit\n"
+          " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
+          "drop fifo colls carrier compressed\n"
+          "    lo:       0       0    0    0    0     0          0         0        0       0    0 "
+          "   0    0     0       0          0\n"));
+  net->Add("route", b->Text("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask"
+                            "\t\tMTU\tWindow\tIRTT                                           "
+                            "            \n"));
+  net->Add("if_inet6", b->Text("00000000000000000000000000000001 01 80 10 80       lo\n"));
+  root.Add("net", net);
 }
 
 }  // namespace sentry::kernel

@@ -1,0 +1,924 @@
+#include "netstack/inet.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "netstack/stack.h"
+
+namespace sentry::netstack {
+
+namespace {
+constexpr uint16_t kEphemeralLow = 32768;  // net.ipv4.ip_local_port_range
+constexpr uint16_t kEphemeralHigh = 60999;
+constexpr int kSomaxconn = 4096;
+// A loopback TCP connection buffers up to Linux's largest autotuned send buffer
+// (tcp_wmem[2]) per direction: fewer wake-ups on bulk transfers, bounded memory.
+constexpr size_t kTcpCapacity = 4 << 20;
+constexpr size_t kMaxUdpV4 = 65507;
+constexpr size_t kMaxUdpV6 = 65527;
+// TCP states as /proc/net/tcp numbers them.
+constexpr int kTcpEstablished = 1, kTcpClose = 7, kTcpListen = 10;
+}  // namespace
+
+// ---- Addresses ----
+
+bool InetAddr::IsV4() const {
+  static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(ip.data(), kPrefix, 12) == 0;
+}
+
+bool InetAddr::IsAny() const {
+  std::array<uint8_t, 16> zero{};
+  if (ip == zero) return true;
+  return IsV4() && ip[12] == 0 && ip[13] == 0 && ip[14] == 0 && ip[15] == 0;
+}
+
+bool InetAddr::IsLoopback() const {
+  if (IsV4()) return ip[12] == 127;
+  std::array<uint8_t, 16> one{};
+  one[15] = 1;
+  return ip == one;
+}
+
+InetAddr InetAddr::V4(uint32_t host_order_ip, uint16_t port) {
+  InetAddr a;
+  a.ip[10] = a.ip[11] = 0xff;
+  uint32_t n = htonl(host_order_ip);
+  std::memcpy(&a.ip[12], &n, 4);
+  a.port = port;
+  return a;
+}
+
+InetAddr InetAddr::V6Loopback(uint16_t port) {
+  InetAddr a;
+  a.ip[15] = 1;
+  a.port = port;
+  return a;
+}
+
+std::string InetAddr::ToString() const {
+  char buf[INET6_ADDRSTRLEN];
+  if (IsV4()) {
+    inet_ntop(AF_INET, &ip[12], buf, sizeof(buf));
+    return absl::StrFormat("%s:%u", buf, port);
+  }
+  inet_ntop(AF_INET6, ip.data(), buf, sizeof(buf));
+  return absl::StrFormat("[%s]:%u", buf, port);
+}
+
+// ---- Ports ----
+
+bool InetPorts::Overlap(const Binding& a, const Binding& b) {
+  // Which kinds of destination each binding takes: IPv4, IPv6.
+  auto takes = [](const Binding& x, bool v4) {
+    if (!x.v6) return v4;
+    if (x.addr.IsAny() && !x.addr.IsV4()) return v4 ? !x.v6only : true;
+    return x.addr.IsV4() == v4;
+  };
+  for (bool v4 : {true, false}) {
+    if (!takes(a, v4) || !takes(b, v4)) continue;
+    if (a.addr.IsAny() || b.addr.IsAny() || a.addr.SameIp(b.addr)) return true;
+  }
+  return false;
+}
+
+bool InetPorts::Accepts(const Binding& b, const InetAddr& dst, bool from_v6) {
+  if (!b.v6 && !dst.IsV4()) return false;
+  if (b.v6 && dst.IsV4() && b.v6only) return false;
+  (void)from_v6;
+  if (b.addr.IsAny()) {
+    // A wildcard of the other family: :: takes IPv4 (unless v6only); 0.0.0.0 only IPv4.
+    return b.v6 || dst.IsV4();
+  }
+  return b.addr.SameIp(dst);
+}
+
+Result<uint16_t> InetPorts::Bind(int proto, Binding b, bool listening_conflicts) {
+  (void)listening_conflicts;
+  absl::MutexLock l(&mu_);
+  auto free_for = [&](uint16_t port) -> bool {
+    auto it = ports_.find({proto, port});
+    if (it == ports_.end()) return true;
+    for (const Binding& o : it->second) {
+      auto s = o.socket.lock();
+      if (!s) continue;
+      if (!Overlap(o, b)) continue;
+      if (b.reuseport && o.reuseport && b.uid == o.uid) continue;
+      if (b.reuseaddr && o.reuseaddr && (proto != IPPROTO_TCP || !listening_conflicts)) {
+        continue;
+      }
+      return false;
+    }
+    return true;
+  };
+  if (b.addr.port == 0) {
+    uint32_t span = kEphemeralHigh - kEphemeralLow + 1;
+    uint32_t start = rng_() % span;
+    bool found = false;
+    for (uint32_t i = 0; i < span; i++) {
+      uint16_t p = static_cast<uint16_t>(kEphemeralLow + (start + i) % span);
+      if (ports_.count({proto, p}) == 0 || free_for(p)) {
+        b.addr.port = p;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return Errno(EADDRINUSE);
+  } else if (!free_for(b.addr.port)) {
+    return Errno(EADDRINUSE);
+  }
+  auto& v = ports_[{proto, b.addr.port}];
+  std::erase_if(v, [](const Binding& o) { return o.socket.expired(); });
+  v.push_back(b);
+  return b.addr.port;
+}
+
+void InetPorts::Unbind(int proto, uint16_t port, const InetSocket* s) {
+  absl::MutexLock l(&mu_);
+  auto it = ports_.find({proto, port});
+  if (it == ports_.end()) return;
+  std::erase_if(it->second, [&](const Binding& o) { return o.raw == s || o.socket.expired(); });
+  if (it->second.empty()) ports_.erase(it);
+}
+
+std::vector<std::shared_ptr<InetSocket>> InetPorts::Find(int proto, const InetAddr& dst,
+                                                         bool from_v6) {
+  absl::MutexLock l(&mu_);
+  std::vector<std::shared_ptr<InetSocket>> exact, wild;
+  auto it = ports_.find({proto, dst.port});
+  if (it == ports_.end()) return {};
+  for (const Binding& b : it->second) {
+    if (!Accepts(b, dst, from_v6)) continue;
+    if (auto s = b.socket.lock()) (b.addr.IsAny() ? wild : exact).push_back(std::move(s));
+  }
+  exact.insert(exact.end(), wild.begin(), wild.end());
+  return exact;
+}
+
+std::vector<std::shared_ptr<InetSocket>> InetPorts::All(int proto) {
+  absl::MutexLock l(&mu_);
+  std::vector<std::shared_ptr<InetSocket>> out;
+  for (auto& [key, v] : ports_) {
+    if (key.first != proto) continue;
+    for (const Binding& b : v) {
+      if (auto s = b.socket.lock()) out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+// ---- Sockets ----
+
+InetSocket::InetSocket(Stack& stack, int family, int type, int protocol, int flags,
+                       const Ucred& owner)
+    : Socket(stack, family, type, protocol, flags) {
+  set_owner_uid(owner.uid);
+  if (family == AF_INET) local_ = InetAddr::V4(INADDR_ANY, 0);
+  peer_ = local_;
+}
+
+InetSocket::~InetSocket() {
+  stack_.Unregister(this);  // before any member goes: /proc/net/tcp reads them
+  std::shared_ptr<StreamConn> conn;
+  std::deque<std::shared_ptr<InetSocket>> pending;
+  bool reset;
+  int side;
+  uint16_t port;
+  bool bound;
+  {
+    absl::MutexLock l(&smu_);
+    conn = std::move(conn_);
+    side = side_;
+    pending.swap(backlog_);
+    reset = linger_.l_onoff && linger_.l_linger == 0;
+    port = local_.port;
+    bound = bound_;
+  }
+  if (conn) conn->Close(side, reset);
+  if (bound) stack_.ports().Unbind(protocol_, port, this);
+  for (auto& s : pending) {
+    absl::MutexLock l(&s->smu_);
+    if (s->conn_) s->conn_->Close(s->side_, true);
+    s->conn_.reset();
+  }
+}
+
+Result<InetAddr> InetSocket::ParseAddr(std::span<const uint8_t> addr, bool for_bind) {
+  if (addr.size() < sizeof(sa_family_t)) return Errno(EINVAL);
+  sa_family_t family;
+  std::memcpy(&family, addr.data(), sizeof(family));
+  InetAddr a;
+  if (family_ == AF_INET) {
+    if (addr.size() < sizeof(struct sockaddr_in)) return Errno(EINVAL);
+    struct sockaddr_in sin;
+    std::memcpy(&sin, addr.data(), sizeof(sin));
+    // Linux takes AF_UNSPEC with INADDR_ANY for bind, for old programs.
+    if (family != AF_INET &&
+        !(for_bind && family == AF_UNSPEC && sin.sin_addr.s_addr == htonl(INADDR_ANY))) {
+      return Errno(EAFNOSUPPORT);
+    }
+    a = InetAddr::V4(ntohl(sin.sin_addr.s_addr), ntohs(sin.sin_port));
+    return a;
+  }
+  if (addr.size() < 24) return Errno(EINVAL);  // SIN6_LEN_RFC2133
+  if (family != AF_INET6) return Errno(family == AF_INET ? EAFNOSUPPORT : EINVAL);
+  struct sockaddr_in6 sin6 {};
+  std::memcpy(&sin6, addr.data(), std::min(addr.size(), sizeof(sin6)));
+  std::memcpy(a.ip.data(), &sin6.sin6_addr, 16);
+  a.port = ntohs(sin6.sin6_port);
+  a.flowinfo = sin6.sin6_flowinfo;
+  a.scope_id = sin6.sin6_scope_id;
+  return a;
+}
+
+SockAddr InetSocket::Format(const InetAddr& a) const {
+  if (family_ == AF_INET) {
+    struct sockaddr_in sin {};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(a.port);
+    std::memcpy(&sin.sin_addr, &a.ip[12], 4);
+    return OptionBytes(sin);
+  }
+  struct sockaddr_in6 sin6 {};
+  sin6.sin6_family = AF_INET6;
+  sin6.sin6_port = htons(a.port);
+  std::memcpy(&sin6.sin6_addr, a.ip.data(), 16);
+  return OptionBytes(sin6);
+}
+
+Result<InetAddr> InetSocket::Route(const InetAddr& dst) {
+  InetAddr d = dst;
+  if (d.IsAny()) {  // connecting to the wildcard reaches this host's loopback
+    InetAddr lo = d.IsV4() ? InetAddr::V4(INADDR_LOOPBACK, d.port) : InetAddr::V6Loopback(d.port);
+    d.ip = lo.ip;
+  }
+  if (!d.IsLoopback()) return Errno(ENETUNREACH);
+  if (family_ == AF_INET6 && d.IsV4()) {
+    absl::MutexLock l(&smu_);
+    if (v6only_) return Errno(ENETUNREACH);
+  }
+  return d;
+}
+
+Result<void> InetSocket::AutobindLocked(const InetAddr& toward) {
+  if (bound_) return Ok();
+  InetPorts::Binding b;
+  b.socket = weak_from_this();
+  b.raw = this;
+  b.v6 = family_ == AF_INET6;
+  b.v6only = v6only_;
+  b.reuseaddr = reuseaddr_;
+  b.reuseport = reuseport_;
+  b.uid = owner_uid();
+  if (toward.IsV4()) {
+    b.addr = InetAddr::V4(INADDR_LOOPBACK, 0);
+  } else {
+    b.addr = InetAddr::V6Loopback(0);
+  }
+  if (local_.IsAny() && toward.IsAny()) b.addr = local_;
+  if (!local_.IsAny()) b.addr = local_;
+  b.addr.port = 0;
+  uint16_t port = SENTRY_TRY(stack_.ports().Bind(protocol_, b, false));
+  local_ = b.addr;
+  local_.port = port;
+  bound_ = true;
+  return Ok();
+}
+
+Result<void> InetSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
+  InetAddr a = SENTRY_TRY(ParseAddr(addr, true));
+  if (!a.IsAny() && !a.IsLoopback()) return Errno(EADDRNOTAVAIL);
+  absl::MutexLock l(&smu_);
+  if (bound_ || state_ != State::kClosed) return Errno(EINVAL);
+  if (family_ == AF_INET6 && a.IsV4() && v6only_) return Errno(EADDRNOTAVAIL);
+  InetPorts::Binding b;
+  b.socket = weak_from_this();
+  b.raw = this;
+  b.addr = a;
+  b.v6 = family_ == AF_INET6;
+  b.v6only = v6only_;
+  b.reuseaddr = reuseaddr_;
+  b.reuseport = reuseport_;
+  b.uid = owner_uid();
+  uint16_t port = SENTRY_TRY(stack_.ports().Bind(protocol_, b, false));
+  if (a.port < 1024 && a.port != 0 && owner_uid() != 0) {
+    stack_.ports().Unbind(protocol_, port, this);
+    return Errno(EACCES);
+  }
+  local_ = a;
+  local_.port = port;
+  bound_ = true;
+  return Ok();
+}
+
+Result<void> InetSocket::Listen(int backlog, const Ucred&) {
+  if (!tcp()) return Errno(EOPNOTSUPP);
+  absl::MutexLock l(&smu_);
+  if (state_ == State::kConnected) return Errno(EINVAL);
+  if (!bound_) SENTRY_TRY(AutobindLocked(family_ == AF_INET ? InetAddr::V4(0, 0) : InetAddr{}));
+  if (backlog < 0 || backlog > kSomaxconn) backlog = kSomaxconn;
+  backlog_max_ = backlog;
+  state_ = State::kListening;
+  queue_.Notify(kEventOut);
+  return Ok();
+}
+
+Result<vfs::FileRef> InetSocket::Accept(Caller& c, bool nonblock) {
+  if (!tcp()) return Errno(EOPNOTSUPP);
+  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
+  for (;;) {
+    {
+      absl::MutexLock l(&smu_);
+      if (state_ != State::kListening) return Errno(EINVAL);
+      if (!backlog_.empty()) {
+        std::shared_ptr<InetSocket> s = std::move(backlog_.front());
+        backlog_.pop_front();
+        queue_.Notify(kEventOut);
+        return vfs::FileRef(std::move(s));
+      }
+    }
+    if (nonblock) return Errno(EAGAIN);
+    SENTRY_TRY(Wait(c.blocker, false));
+  }
+}
+
+Result<void> InetSocket::Connect(Caller& c, std::span<const uint8_t> addr, PathOps&) {
+  if (addr.size() >= sizeof(sa_family_t)) {
+    sa_family_t family;
+    std::memcpy(&family, addr.data(), sizeof(family));
+    if (family == AF_UNSPEC) {  // disconnect
+      absl::MutexLock l(&smu_);
+      if (tcp() && state_ == State::kListening) return Errno(EINVAL);
+      udp_connected_ = false;
+      if (state_ == State::kRefused) state_ = State::kClosed;
+      return Ok();
+    }
+  }
+  InetAddr dst = SENTRY_TRY(ParseAddr(addr, false));
+  if (tcp()) {
+    absl::MutexLock l(&smu_);
+    if (state_ == State::kConnected) return Errno(EISCONN);
+    if (state_ == State::kListening) return Errno(EISCONN);
+  }
+  InetAddr to = SENTRY_TRY(Route(dst));
+  if (tcp()) return ConnectTcp(c, to);
+  absl::MutexLock l(&smu_);
+  SENTRY_TRY(AutobindLocked(to));
+  peer_ = to;
+  udp_connected_ = true;
+  return Ok();
+}
+
+Result<void> InetSocket::ConnectTcp(Caller& c, const InetAddr& dst) {
+  InetAddr me;
+  bool nonblock = NonBlocking();
+  {
+    absl::MutexLock l(&smu_);
+    SENTRY_TRY(AutobindLocked(dst));
+    me = local_;
+    if (me.IsAny()) {
+      me.ip = dst.IsV4() ? InetAddr::V4(INADDR_LOOPBACK, 0).ip : InetAddr::V6Loopback(0).ip;
+    }
+  }
+  std::shared_ptr<InetSocket> listener;
+  for (auto& s : stack_.ports().Find(IPPROTO_TCP, dst, family_ == AF_INET6)) {
+    absl::MutexLock l(&s->smu_);
+    if (s->state_ == State::kListening) {
+      listener = s;
+      break;
+    }
+  }
+  if (!listener || dst.port == 0) {
+    absl::MutexLock l(&smu_);
+    if (!nonblock) return Errno(ECONNREFUSED);
+    state_ = State::kRefused;
+    error_ = ECONNREFUSED;
+    queue_.Notify(kAllEvents);
+    return Errno(EINPROGRESS);
+  }
+  auto server = std::make_shared<InetSocket>(stack_, listener->family_, SOCK_STREAM,
+                                             listener->protocol_, 0, Ucred{});
+  server->set_owner_uid(listener->owner_uid());
+  auto conn = std::make_shared<StreamConn>(false, kTcpCapacity);
+  conn->set_accept_after_close(true);
+  ScopedWait wait(listener->queue_, c.blocker.waiter(), kEventOut);
+  for (;;) {
+    {
+      absl::MutexLock ll(&listener->smu_);
+      if (listener->state_ != State::kListening) return Errno(ECONNREFUSED);
+      if (nonblock || listener->backlog_.size() <= static_cast<size_t>(listener->backlog_max_)) {
+        {
+          absl::MutexLock ls(&server->smu_);
+          server->state_ = State::kConnected;
+          server->conn_ = conn;
+          server->side_ = 1;
+          server->local_ = dst;
+          server->local_.port = listener->local_.port;
+          server->peer_ = me;
+          server->bound_ = false;  // shares the listener's port; never in the table
+          server->int_opts_ = listener->int_opts_;
+        }
+        conn->Attach(1, &server->queue_);
+        {
+          absl::MutexLock l(&smu_);
+          if (state_ == State::kConnected) return Errno(EISCONN);
+          state_ = State::kConnected;
+          conn_ = conn;
+          side_ = 0;
+          peer_ = dst;
+          local_ = me;
+          conn->Attach(0, &queue_);
+        }
+        listener->backlog_.push_back(server);
+        listener->queue_.Notify(kEventIn);
+        break;
+      }
+    }
+    SENTRY_TRY(Wait(c.blocker, true));
+  }
+  // Linux answers a nonblocking connect with EINPROGRESS even when loopback completes it
+  // at once; the socket is writable right away.
+  return nonblock ? Result<void>(Errno(EINPROGRESS)) : Ok();
+}
+
+Result<void> InetSocket::Shutdown(int how) {
+  if (how < SHUT_RD || how > SHUT_RDWR) return Errno(EINVAL);
+  bool rd = how != SHUT_WR, wr = how != SHUT_RD;
+  std::shared_ptr<StreamConn> conn;
+  int side;
+  std::deque<std::shared_ptr<InetSocket>> pending;
+  {
+    absl::MutexLock l(&smu_);
+    if (state_ == State::kListening) {
+      if (!rd) return Ok();
+      // Linux disconnects a listener on SHUT_RD: its accept() callers wake with EINVAL.
+      state_ = State::kClosed;
+      pending.swap(backlog_);
+      queue_.Notify(kAllEvents);
+    } else if (tcp()) {
+      if (state_ != State::kConnected) return Errno(ENOTCONN);
+      shut_rd_ |= rd;
+      shut_wr_ |= wr;
+      conn = conn_;
+      side = side_;
+    } else {
+      if (!udp_connected_) return Errno(ENOTCONN);
+      shut_rd_ |= rd;
+      shut_wr_ |= wr;
+      queue_.Notify(kAllEvents);
+      return Ok();
+    }
+  }
+  for (auto& s : pending) {
+    absl::MutexLock l(&s->smu_);
+    if (s->conn_) s->conn_->Close(s->side_, true);
+    s->conn_.reset();
+  }
+  if (conn) conn->Shutdown(side, rd, wr);
+  return Ok();
+}
+
+Result<SockAddr> InetSocket::SockName() {
+  absl::MutexLock l(&smu_);
+  return Format(local_);
+}
+
+Result<SockAddr> InetSocket::PeerName() {
+  absl::MutexLock l(&smu_);
+  if (tcp() ? state_ != State::kConnected : !udp_connected_) return Errno(ENOTCONN);
+  return Format(peer_);
+}
+
+std::shared_ptr<StreamConn> InetSocket::conn() {
+  absl::MutexLock l(&smu_);
+  return conn_;
+}
+
+Result<size_t> InetSocket::Send(Caller& c, SendRequest& req, PathOps&) {
+  if (!tcp()) return SendUdp(c, req);
+  if (req.flags & MSG_OOB) return Errno(EOPNOTSUPP);
+  std::shared_ptr<StreamConn> conn;
+  int side;
+  {
+    absl::MutexLock l(&smu_);
+    if (int e = std::exchange(error_, 0)) return Errno(e);
+    if (state_ != State::kConnected) return Errno(EPIPE);
+    conn = conn_;
+    side = side_;
+  }
+  if (!conn) return Errno(EPIPE);
+  req.control = Control();  // TCP carries no ancillary data
+  if (req.data.empty()) return size_t{0};
+  ScopedWait wait(queue_, c.blocker.waiter(), kEventOut);
+  return conn->Send(side, req.data, req.control, NonBlock(req.flags),
+                    [&] { return Wait(c.blocker, true); });
+}
+
+Result<RecvResult> InetSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags) {
+  if (!tcp()) return RecvUdp(c, dst, flags);
+  if (flags & MSG_OOB) return Errno(EINVAL);
+  std::shared_ptr<StreamConn> conn;
+  int side;
+  {
+    absl::MutexLock l(&smu_);
+    if (state_ == State::kRefused) {
+      state_ = State::kClosed;
+      if (int e = std::exchange(error_, 0)) return Errno(e);
+    }
+    if (state_ != State::kConnected) return Errno(ENOTCONN);
+    conn = conn_;
+    side = side_;
+  }
+  if (!conn) return RecvResult{};
+  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
+  auto r = SENTRY_TRY(
+      conn->Recv(side, dst, flags, NonBlock(flags), [&] { return Wait(c.blocker, false); }));
+  r.msg_flags &= ~MSG_EOR;
+  r.control = Control();
+  return r;
+}
+
+bool InetSocket::DeliverUdp(std::span<const uint8_t> data, const InetAddr& from) {
+  absl::MutexLock l(&smu_);
+  if (shut_rd_) return false;
+  if (udp_connected_ && !(peer_.SameIp(from) && peer_.port == from.port)) return false;
+  if (rx_bytes_ + data.size() > static_cast<size_t>(rcvbuf_) && !rx_.empty()) return true;
+  Datagram d;
+  d.data.assign(data.begin(), data.end());
+  d.from = from;
+  rx_bytes_ += data.size();
+  rx_.push_back(std::move(d));
+  queue_.Notify(kEventIn);
+  return true;
+}
+
+Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
+  (void)c;
+  InetAddr to, from;
+  {
+    absl::MutexLock l(&smu_);
+    if (int e = std::exchange(error_, 0)) return Errno(e);
+    if (shut_wr_) return Errno(EPIPE);
+    if (req.to.empty() && !udp_connected_) return Errno(EDESTADDRREQ);
+  }
+  if (!req.to.empty()) {
+    to = SENTRY_TRY(ParseAddr(req.to, false));
+    to = SENTRY_TRY(Route(to));
+  } else {
+    absl::MutexLock l(&smu_);
+    to = peer_;
+  }
+  if (to.port == 0 && !req.to.empty()) return Errno(EINVAL);
+  if (req.data.size() > (family_ == AF_INET ? kMaxUdpV4 : kMaxUdpV6)) return Errno(EMSGSIZE);
+  bool connected;
+  {
+    absl::MutexLock l(&smu_);
+    SENTRY_TRY(AutobindLocked(to));
+    from = local_;
+    connected = udp_connected_ && req.to.empty();
+  }
+  if (from.IsAny()) {
+    from.ip = to.IsV4() ? InetAddr::V4(INADDR_LOOPBACK, 0).ip : InetAddr::V6Loopback(0).ip;
+  }
+  bool delivered = false;
+  for (auto& s : stack_.ports().Find(IPPROTO_UDP, to, family_ == AF_INET6)) {
+    if (s->DeliverUdp(req.data, from)) {
+      delivered = true;
+      break;
+    }
+  }
+  if (!delivered && connected) {
+    // The ICMP port-unreachable Linux would get back: the next call reports it.
+    absl::MutexLock l(&smu_);
+    error_ = ECONNREFUSED;
+    queue_.Notify(kEventErr);
+  }
+  return req.data.size();
+}
+
+Result<RecvResult> InetSocket::RecvUdp(Caller& c, std::span<uint8_t> dst, int flags) {
+  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn | kEventErr);
+  for (;;) {
+    {
+      absl::MutexLock l(&smu_);
+      if (!rx_.empty()) {
+        Datagram& d = rx_.front();
+        RecvResult r;
+        r.length = d.data.size();
+        r.copied = std::min(dst.size(), d.data.size());
+        std::memcpy(dst.data(), d.data.data(), r.copied);
+        if (r.copied < r.length) r.msg_flags |= MSG_TRUNC;
+        r.from = Format(d.from);
+        if (!(flags & MSG_PEEK)) {
+          rx_bytes_ -= d.data.size();
+          rx_.pop_front();
+        }
+        return r;
+      }
+      if (int e = std::exchange(error_, 0)) return Errno(e);
+      if (shut_rd_) return RecvResult{};
+    }
+    if (NonBlock(flags)) return Errno(EAGAIN);
+    SENTRY_TRY(Wait(c.blocker, false));
+  }
+}
+
+EventMask InetSocket::Readiness(EventMask mask) {
+  EventMask m = 0;
+  std::shared_ptr<StreamConn> conn;
+  int side = 0;
+  {
+    absl::MutexLock l(&smu_);
+    if (error_) m |= kEventErr;
+    if (!tcp()) {
+      if (!rx_.empty()) m |= kEventIn;
+      if (shut_rd_) m |= kEventIn | kEventRdHup;
+      if (shut_rd_ && shut_wr_) m |= kEventHup;
+      m |= kEventOut;
+      return m & (mask | kEventHup | kEventErr);
+    }
+    switch (state_) {
+      case State::kListening:
+        if (!backlog_.empty()) m |= kEventIn;
+        return m & mask;
+      case State::kClosed:
+        return (m | kEventOut | kEventHup) & (mask | kEventHup | kEventErr);
+      case State::kRefused:
+        return (m | kEventOut | kEventHup | kEventIn) & (mask | kEventHup | kEventErr);
+      case State::kConnected:
+        conn = conn_;
+        side = side_;
+        break;
+    }
+  }
+  if (conn) m |= conn->Readiness(side);
+  return m & (mask | kEventHup | kEventErr);
+}
+
+size_t InetSocket::InQueue() {
+  absl::MutexLock l(&smu_);
+  if (!tcp()) return rx_.empty() ? 0 : rx_.front().data.size();
+  if (state_ == State::kListening || !conn_) return 0;
+  return conn_->InQueue(side_);
+}
+
+size_t InetSocket::OutQueue() {
+  absl::MutexLock l(&smu_);
+  if (!tcp() || state_ == State::kListening || !conn_) return 0;
+  return conn_->OutQueue(side_);
+}
+
+Result<std::vector<uint8_t>> InetSocket::GetOption(int level, int name) {
+  if (level == SOL_SOCKET) {
+    if (name == SO_ACCEPTCONN) {
+      absl::MutexLock l(&smu_);
+      return OptionBytes(int{state_ == State::kListening});
+    }
+    if (name == SO_PEERCRED) {
+      struct ucred u = {0, static_cast<uid_t>(-1), static_cast<gid_t>(-1)};
+      return OptionBytes(u);
+    }
+    return Socket::GetOption(level, name);
+  }
+  absl::MutexLock l(&smu_);
+  auto get = [&](int def) {
+    auto it = int_opts_.find({level, name});
+    return OptionBytes(it == int_opts_.end() ? def : it->second);
+  };
+  if (level == IPPROTO_TCP) {
+    if (!tcp()) return Errno(EOPNOTSUPP);
+    switch (name) {
+      case TCP_NODELAY:
+      case TCP_CORK:
+      case TCP_QUICKACK:
+      case TCP_DEFER_ACCEPT:
+      case TCP_USER_TIMEOUT:
+      case TCP_FASTOPEN:
+      case TCP_NOTSENT_LOWAT:
+        return get(name == TCP_QUICKACK ? 1 : 0);
+      case TCP_KEEPIDLE:
+        return get(7200);
+      case TCP_KEEPINTVL:
+        return get(75);
+      case TCP_KEEPCNT:
+        return get(9);
+      case TCP_SYNCNT:
+        return get(6);
+      case TCP_LINGER2:
+        return get(60);
+      case TCP_WINDOW_CLAMP:
+        return get(0);
+      case TCP_MAXSEG:
+        return get(state_ == State::kConnected ? 65483 : 536);
+      case TCP_CONGESTION: {
+        std::string cc = "cubic";
+        return std::vector<uint8_t>(cc.begin(), cc.end());
+      }
+      case TCP_INFO: {
+        struct tcp_info ti {};
+        ti.tcpi_state = state_ == State::kConnected   ? kTcpEstablished
+                        : state_ == State::kListening ? kTcpListen
+                                                      : kTcpClose;
+        ti.tcpi_snd_mss = 65483;
+        ti.tcpi_rcv_mss = 536;
+        ti.tcpi_pmtu = 65535;
+        return OptionBytes(ti);
+      }
+      default:
+        return Errno(ENOPROTOOPT);
+    }
+  }
+  if (level == IPPROTO_IP) {
+    if (family_ != AF_INET && name != IP_TOS && name != IP_TTL) return Errno(ENOPROTOOPT);
+    switch (name) {
+      case IP_TTL:
+        return get(64);
+      case IP_TOS:
+      case IP_PKTINFO:
+      case IP_RECVTOS:
+      case IP_RECVTTL:
+      case IP_RECVERR:
+      case IP_FREEBIND:
+      case IP_HDRINCL:
+      case IP_MULTICAST_LOOP:
+      case IP_RECVOPTS:
+        return get(name == IP_MULTICAST_LOOP ? 1 : 0);
+      case IP_MULTICAST_TTL:
+        return get(1);
+      case IP_MTU_DISCOVER:
+        return get(tcp() ? IP_PMTUDISC_WANT : IP_PMTUDISC_DONT);
+      case IP_MTU:
+        if (tcp() ? state_ != State::kConnected : !udp_connected_) return Errno(ENOTCONN);
+        return OptionBytes(65536);
+      default:
+        return Errno(ENOPROTOOPT);
+    }
+  }
+  if (level == IPPROTO_IPV6) {
+    if (family_ != AF_INET6) return Errno(EOPNOTSUPP);
+    switch (name) {
+      case IPV6_V6ONLY:
+        return OptionBytes(int{v6only_});
+      case IPV6_UNICAST_HOPS:
+      case IPV6_MULTICAST_HOPS:
+        return get(64);
+      case IPV6_TCLASS:
+      case IPV6_RECVPKTINFO:
+      case IPV6_RECVTCLASS:
+      case IPV6_RECVERR:
+      case IPV6_RECVHOPLIMIT:
+        return get(0);
+      case IPV6_MULTICAST_LOOP:
+        return get(1);
+      default:
+        return Errno(ENOPROTOOPT);
+    }
+  }
+  return Errno(EOPNOTSUPP);
+}
+
+Result<void> InetSocket::SetOption(int level, int name, std::span<const uint8_t> val) {
+  if (level == SOL_SOCKET) {
+    SENTRY_TRY(Socket::SetOption(level, name, val));
+    return Ok();
+  }
+  if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
+    std::string cc(val.begin(), val.end());
+    cc = cc.c_str();
+    if (cc != "cubic" && cc != "reno") return Errno(ENOENT);
+    return Ok();
+  }
+  // IP options take an int, or for some a single byte.
+  int v;
+  if (val.size() >= sizeof(int)) {
+    std::memcpy(&v, val.data(), sizeof(int));
+  } else if (level == IPPROTO_IP && val.size() >= 1) {
+    v = val[0];
+  } else {
+    return Errno(EINVAL);
+  }
+  absl::MutexLock l(&smu_);
+  if (level == IPPROTO_TCP) {
+    if (!tcp()) return Errno(EOPNOTSUPP);
+    switch (name) {
+      case TCP_NODELAY:
+      case TCP_CORK:
+      case TCP_QUICKACK:
+        int_opts_[{level, name}] = v != 0;
+        return Ok();
+      case TCP_KEEPIDLE:
+      case TCP_KEEPINTVL:
+        if (v < 1 || v > 32767) return Errno(EINVAL);
+        int_opts_[{level, name}] = v;
+        return Ok();
+      case TCP_KEEPCNT:
+      case TCP_SYNCNT:
+        if (v < 1 || v > 127) return Errno(EINVAL);
+        int_opts_[{level, name}] = v;
+        return Ok();
+      case TCP_USER_TIMEOUT:
+      case TCP_DEFER_ACCEPT:
+      case TCP_FASTOPEN:
+      case TCP_NOTSENT_LOWAT:
+      case TCP_LINGER2:
+      case TCP_WINDOW_CLAMP:
+      case TCP_MAXSEG:
+        if (v < 0) return Errno(EINVAL);
+        int_opts_[{level, name}] = v;
+        return Ok();
+      default:
+        return Errno(ENOPROTOOPT);
+    }
+  }
+  if (level == IPPROTO_IP) {
+    switch (name) {
+      case IP_TTL:
+        if (v == -1) v = 64;
+        if (v < 1 || v > 255) return Errno(EINVAL);
+        int_opts_[{level, name}] = v;
+        return Ok();
+      case IP_TOS:
+        int_opts_[{level, name}] = v & 0xfc;
+        return Ok();
+      case IP_PKTINFO:
+      case IP_RECVTOS:
+      case IP_RECVTTL:
+      case IP_RECVERR:
+      case IP_FREEBIND:
+      case IP_MULTICAST_LOOP:
+      case IP_RECVOPTS:
+        int_opts_[{level, name}] = v != 0;
+        return Ok();
+      case IP_MULTICAST_TTL:
+      case IP_MTU_DISCOVER:
+        int_opts_[{level, name}] = v;
+        return Ok();
+      case IP_TRANSPARENT:
+      case IP_HDRINCL:
+        return Errno(EPERM);
+      default:
+        return Errno(ENOPROTOOPT);
+    }
+  }
+  if (level == IPPROTO_IPV6) {
+    if (family_ != AF_INET6) return Errno(ENOPROTOOPT);
+    switch (name) {
+      case IPV6_V6ONLY:
+        if (bound_) return Errno(EINVAL);
+        v6only_ = v != 0;
+        return Ok();
+      case IPV6_UNICAST_HOPS:
+      case IPV6_MULTICAST_HOPS:
+        if (v == -1) v = 64;
+        if (v < 0 || v > 255) return Errno(EINVAL);
+        int_opts_[{level, name}] = v;
+        return Ok();
+      case IPV6_TCLASS:
+      case IPV6_RECVPKTINFO:
+      case IPV6_RECVTCLASS:
+      case IPV6_RECVERR:
+      case IPV6_RECVHOPLIMIT:
+      case IPV6_MULTICAST_LOOP:
+        int_opts_[{level, name}] = v;
+        return Ok();
+      default:
+        return Errno(ENOPROTOOPT);
+    }
+  }
+  return Errno(ENOPROTOOPT);
+}
+
+std::string InetSocket::ProcLine(int slot) {
+  absl::MutexLock l(&smu_);
+  auto hex = [&](const InetAddr& a) {
+    if (family_ == AF_INET) {
+      uint32_t n;
+      std::memcpy(&n, &a.ip[12], 4);
+      return absl::StrFormat("%08X:%04X", n, a.port);
+    }
+    std::string s;
+    for (int i = 0; i < 16; i += 4) {
+      uint32_t w;
+      std::memcpy(&w, &a.ip[i], 4);
+      s += absl::StrFormat("%08X", w);
+    }
+    return absl::StrFormat("%s:%04X", s, a.port);
+  };
+  int st = tcp() ? (state_ == State::kConnected   ? kTcpEstablished
+                    : state_ == State::kListening ? kTcpListen
+                                                  : kTcpClose)
+                 : (udp_connected_ ? kTcpEstablished : kTcpClose);
+  InetAddr remote = (tcp() ? state_ == State::kConnected : udp_connected_) ? peer_ : InetAddr{};
+  if (family_ == AF_INET && !(tcp() ? state_ == State::kConnected : udp_connected_)) {
+    remote = InetAddr::V4(0, 0);
+  }
+  return absl::StrFormat(
+      "%4d: %s %s %02X %08X:%08X 00:00000000 00000000 %5u        0 %u 1 0000000000000000\n", slot,
+      hex(local_), hex(remote), st, 0, 0, owner_uid(), ino_);
+}
+
+}  // namespace sentry::netstack

@@ -1,0 +1,306 @@
+#include "netstack/netlink.h"
+
+#include <linux/if.h>
+#include <linux/if_addr.h>
+#include <linux/if_arp.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+namespace sentry::netstack {
+
+namespace {
+
+constexpr int kLoIndex = 1;
+constexpr uint32_t kLoFlags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING | IFF_LOWER_UP;
+
+// Builds netlink messages into a byte vector, NLMSG_ALIGN'ed as the kernel lays them out.
+class MsgWriter {
+ public:
+  explicit MsgWriter(std::vector<uint8_t>& out) : out_(out) {}
+
+  // Starts a message; `Finish` fills in its length.
+  void Begin(uint16_t type, uint16_t flags, uint32_t seq, uint32_t port) {
+    start_ = out_.size();
+    struct nlmsghdr h {};
+    h.nlmsg_type = type;
+    h.nlmsg_flags = flags;
+    h.nlmsg_seq = seq;
+    h.nlmsg_pid = port;
+    Put(&h, sizeof(h));
+  }
+  void Put(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    out_.insert(out_.end(), b, b + n);
+    out_.resize((out_.size() + 3) & ~size_t{3}, 0);
+  }
+  void Attr(uint16_t type, const void* p, size_t n) {
+    struct rtattr a;
+    a.rta_len = static_cast<uint16_t>(RTA_LENGTH(n));
+    a.rta_type = type;
+    size_t at = out_.size();
+    out_.resize(at + sizeof(a));
+    std::memcpy(out_.data() + at, &a, sizeof(a));
+    Put(p, n);
+  }
+  void AttrU32(uint16_t type, uint32_t v) { Attr(type, &v, sizeof(v)); }
+  void AttrStr(uint16_t type, const char* s) { Attr(type, s, std::strlen(s) + 1); }
+  void Finish() {
+    uint32_t len = static_cast<uint32_t>(out_.size() - start_);
+    std::memcpy(out_.data() + start_, &len, sizeof(len));
+  }
+
+ private:
+  std::vector<uint8_t>& out_;
+  size_t start_ = 0;
+};
+
+void LinkMessage(MsgWriter& w, uint16_t flags, uint32_t seq, uint32_t port) {
+  w.Begin(RTM_NEWLINK, flags, seq, port);
+  struct ifinfomsg ifi {};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_type = ARPHRD_LOOPBACK;
+  ifi.ifi_index = kLoIndex;
+  ifi.ifi_flags = kLoFlags;
+  w.Put(&ifi, sizeof(ifi));
+  w.AttrStr(IFLA_IFNAME, "lo");
+  w.AttrU32(IFLA_TXQLEN, 1000);
+  uint8_t operstate = IF_OPER_UNKNOWN, linkmode = 0;
+  w.Attr(IFLA_OPERSTATE, &operstate, 1);
+  w.Attr(IFLA_LINKMODE, &linkmode, 1);
+  w.AttrU32(IFLA_MTU, 65536);
+  w.AttrU32(IFLA_GROUP, 0);
+  w.AttrU32(IFLA_PROMISCUITY, 0);
+  w.AttrU32(IFLA_NUM_TX_QUEUES, 1);
+  w.AttrU32(IFLA_NUM_RX_QUEUES, 1);
+  w.AttrStr(IFLA_QDISC, "noqueue");
+  uint8_t mac[6] = {};
+  w.Attr(IFLA_ADDRESS, mac, sizeof(mac));
+  w.Attr(IFLA_BROADCAST, mac, sizeof(mac));
+  struct rtnl_link_stats stats {};
+  w.Attr(IFLA_STATS, &stats, sizeof(stats));
+  w.Finish();
+}
+
+void AddrMessage(MsgWriter& w, int family, uint16_t flags, uint32_t seq, uint32_t port) {
+  w.Begin(RTM_NEWADDR, flags, seq, port);
+  struct ifaddrmsg ifa {};
+  ifa.ifa_family = static_cast<uint8_t>(family);
+  ifa.ifa_prefixlen = family == AF_INET ? 8 : 128;
+  ifa.ifa_flags = IFA_F_PERMANENT;
+  ifa.ifa_scope = RT_SCOPE_HOST;
+  ifa.ifa_index = kLoIndex;
+  w.Put(&ifa, sizeof(ifa));
+  if (family == AF_INET) {
+    uint32_t a = htonl(INADDR_LOOPBACK);
+    w.Attr(IFA_ADDRESS, &a, sizeof(a));
+    w.Attr(IFA_LOCAL, &a, sizeof(a));
+    w.AttrStr(IFA_LABEL, "lo");
+  } else {
+    struct in6_addr a = IN6ADDR_LOOPBACK_INIT;
+    w.Attr(IFA_ADDRESS, &a, sizeof(a));
+  }
+  w.AttrU32(IFA_FLAGS, IFA_F_PERMANENT);
+  struct ifa_cacheinfo ci = {0xffffffff, 0xffffffff, 0, 0};
+  w.Attr(IFA_CACHEINFO, &ci, sizeof(ci));
+  w.Finish();
+}
+
+void Done(MsgWriter& w, uint32_t seq, uint32_t port) {
+  w.Begin(NLMSG_DONE, NLM_F_MULTI, seq, port);
+  int32_t zero = 0;
+  w.Put(&zero, sizeof(zero));
+  w.Finish();
+}
+
+// NLMSG_ERROR with `err` (0 is an ACK), quoting the request's header.
+void Error(MsgWriter& w, int err, const struct nlmsghdr& req, uint32_t port) {
+  w.Begin(NLMSG_ERROR, 0, req.nlmsg_seq, port);
+  struct nlmsgerr e {};
+  e.error = -err;
+  e.msg = req;
+  w.Put(&e, sizeof(e));
+  w.Finish();
+}
+
+}  // namespace
+
+NetlinkSocket::NetlinkSocket(Stack& stack, int type, int protocol, int flags, int32_t default_port)
+    : Socket(stack, AF_NETLINK, type, protocol, flags), default_port_(default_port) {}
+
+Result<void> NetlinkSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
+  if (addr.size() < sizeof(struct sockaddr_nl)) return Errno(EINVAL);
+  struct sockaddr_nl nl;
+  std::memcpy(&nl, addr.data(), sizeof(nl));
+  if (nl.nl_family != AF_NETLINK) return Errno(EINVAL);
+  absl::MutexLock l(&smu_);
+  if (port_ != 0 && nl.nl_pid != 0 && static_cast<int32_t>(nl.nl_pid) != port_) {
+    return Errno(EINVAL);
+  }
+  if (port_ == 0) port_ = nl.nl_pid ? static_cast<int32_t>(nl.nl_pid) : default_port_;
+  groups_ = nl.nl_groups;  // no multicast events are ever sent
+  return Ok();
+}
+
+Result<void> NetlinkSocket::Connect(Caller&, std::span<const uint8_t> addr, PathOps&) {
+  if (addr.size() < sizeof(struct sockaddr_nl)) return Errno(EINVAL);
+  absl::MutexLock l(&smu_);
+  if (port_ == 0) port_ = default_port_;
+  return Ok();
+}
+
+Result<SockAddr> NetlinkSocket::SockName() {
+  absl::MutexLock l(&smu_);
+  struct sockaddr_nl nl {};
+  nl.nl_family = AF_NETLINK;
+  nl.nl_pid = static_cast<uint32_t>(port_);
+  nl.nl_groups = groups_;
+  return OptionBytes(nl);
+}
+
+Result<SockAddr> NetlinkSocket::PeerName() {
+  struct sockaddr_nl nl {};
+  nl.nl_family = AF_NETLINK;
+  return OptionBytes(nl);
+}
+
+void NetlinkSocket::Answer(const uint8_t* msg, size_t len, std::vector<uint8_t>& out) {
+  struct nlmsghdr h;
+  std::memcpy(&h, msg, sizeof(h));
+  uint32_t port;
+  {
+    absl::MutexLock l(&smu_);
+    port = static_cast<uint32_t>(port_);
+  }
+  MsgWriter w(out);
+  if (!(h.nlmsg_flags & NLM_F_REQUEST)) return;
+  bool dump = (h.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+  int family = AF_UNSPEC;
+  if (len >= NLMSG_LENGTH(1)) family = msg[NLMSG_HDRLEN];
+  switch (h.nlmsg_type) {
+    case RTM_GETLINK: {
+      if (!dump) {
+        struct ifinfomsg ifi {};
+        if (len >= NLMSG_LENGTH(sizeof(ifi))) std::memcpy(&ifi, msg + NLMSG_HDRLEN, sizeof(ifi));
+        if (ifi.ifi_index != 0 && ifi.ifi_index != kLoIndex) return Error(w, ENODEV, h, port);
+        LinkMessage(w, 0, h.nlmsg_seq, port);
+        break;
+      }
+      LinkMessage(w, NLM_F_MULTI, h.nlmsg_seq, port);
+      Done(w, h.nlmsg_seq, port);
+      break;
+    }
+    case RTM_GETADDR:
+      if (!dump) return Error(w, EOPNOTSUPP, h, port);
+      if (family == AF_UNSPEC || family == AF_INET) {
+        AddrMessage(w, AF_INET, NLM_F_MULTI, h.nlmsg_seq, port);
+      }
+      if (family == AF_UNSPEC || family == AF_INET6) {
+        AddrMessage(w, AF_INET6, NLM_F_MULTI, h.nlmsg_seq, port);
+      }
+      Done(w, h.nlmsg_seq, port);
+      break;
+    case RTM_GETROUTE:
+    case RTM_GETNEIGH:
+    case RTM_GETRULE:
+    case RTM_GETQDISC:
+    case RTM_GETNETCONF:
+      // The main table has no routes (lo's live in the local table, which `ip route` does
+      // not show); there are no neighbours, rules or queueing disciplines to list.
+      if (!dump) return Error(w, ENETUNREACH, h, port);
+      Done(w, h.nlmsg_seq, port);
+      break;
+    case RTM_NEWLINK:
+    case RTM_DELLINK:
+    case RTM_SETLINK:
+    case RTM_NEWADDR:
+    case RTM_DELADDR:
+    case RTM_NEWROUTE:
+    case RTM_DELROUTE:
+    case RTM_NEWNEIGH:
+    case RTM_DELNEIGH:
+    case RTM_NEWRULE:
+    case RTM_DELRULE:
+      return Error(w, EPERM, h, port);
+    default:
+      return Error(w, EOPNOTSUPP, h, port);
+  }
+  if (h.nlmsg_flags & NLM_F_ACK) Error(w, 0, h, port);
+}
+
+Result<size_t> NetlinkSocket::Send(Caller&, SendRequest& req, PathOps&) {
+  {
+    absl::MutexLock l(&smu_);
+    if (port_ == 0) port_ = default_port_;  // sending autobinds
+  }
+  std::vector<uint8_t> reply;
+  size_t off = 0;
+  while (off + sizeof(struct nlmsghdr) <= req.data.size()) {
+    struct nlmsghdr h;
+    std::memcpy(&h, req.data.data() + off, sizeof(h));
+    if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > req.data.size() - off) break;
+    Answer(req.data.data() + off, h.nlmsg_len, reply);
+    off += NLMSG_ALIGN(h.nlmsg_len);
+  }
+  if (!reply.empty()) {
+    absl::MutexLock l(&smu_);
+    rx_.push_back(std::move(reply));
+    queue_.Notify(kEventIn);
+  }
+  return req.data.size();
+}
+
+Result<RecvResult> NetlinkSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags) {
+  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
+  for (;;) {
+    {
+      absl::MutexLock l(&smu_);
+      if (!rx_.empty()) {
+        auto& d = rx_.front();
+        RecvResult r;
+        r.length = d.size();
+        r.copied = std::min(dst.size(), d.size());
+        std::memcpy(dst.data(), d.data(), r.copied);
+        if (r.copied < r.length) r.msg_flags |= MSG_TRUNC;
+        struct sockaddr_nl from {};
+        from.nl_family = AF_NETLINK;
+        r.from = OptionBytes(from);
+        if (!(flags & MSG_PEEK)) rx_.pop_front();
+        return r;
+      }
+    }
+    if (NonBlock(flags)) return Errno(EAGAIN);
+    SENTRY_TRY(Wait(c.blocker, false));
+  }
+}
+
+Result<std::vector<uint8_t>> NetlinkSocket::GetOption(int level, int name) {
+  if (level == SOL_NETLINK) return OptionBytes(0);
+  return Socket::GetOption(level, name);
+}
+
+Result<void> NetlinkSocket::SetOption(int level, int name, std::span<const uint8_t> val) {
+  if (level == SOL_NETLINK) {
+    // Membership and reporting options are accepted; no events are ever generated.
+    SENTRY_TRY(OptionInt(val));
+    return Ok();
+  }
+  return Socket::SetOption(level, name, val);
+}
+
+EventMask NetlinkSocket::Readiness(EventMask mask) {
+  absl::MutexLock l(&smu_);
+  EventMask m = kEventOut;
+  if (!rx_.empty()) m |= kEventIn;
+  return m & mask;
+}
+
+size_t NetlinkSocket::InQueue() {
+  absl::MutexLock l(&smu_);
+  return rx_.empty() ? 0 : rx_.front().size();
+}
+
+}  // namespace sentry::netstack

@@ -1,0 +1,179 @@
+#include "netstack/stack.h"
+
+#include <linux/netlink.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "netstack/netlink.h"
+#include "netstack/unix.h"
+
+namespace sentry::netstack {
+
+// ---- AF_UNIX names ----
+
+Result<void> UnixNames::BindAbstract(const std::string& name, std::weak_ptr<UnixSocket> s) {
+  absl::MutexLock l(&mu_);
+  auto it = abstract_.find(name);
+  if (it != abstract_.end() && !it->second.expired()) return Errno(EADDRINUSE);
+  abstract_[name] = std::move(s);
+  return Ok();
+}
+
+void UnixNames::BindPath(const NameKey& key, std::weak_ptr<UnixSocket> s) {
+  absl::MutexLock l(&mu_);
+  std::erase_if(paths_, [](const auto& kv) { return kv.second.expired(); });
+  paths_[key] = std::move(s);
+}
+
+void UnixNames::Unbind(const std::string& abstract_name, const UnixSocket* s) {
+  absl::MutexLock l(&mu_);
+  auto it = abstract_.find(abstract_name);
+  if (it == abstract_.end()) return;
+  auto held = it->second.lock();
+  if (!held || held.get() == s) abstract_.erase(it);
+}
+
+std::shared_ptr<UnixSocket> UnixNames::FindAbstract(const std::string& name) {
+  absl::MutexLock l(&mu_);
+  auto it = abstract_.find(name);
+  return it == abstract_.end() ? nullptr : it->second.lock();
+}
+
+std::shared_ptr<UnixSocket> UnixNames::FindPath(const NameKey& key) {
+  absl::MutexLock l(&mu_);
+  auto it = paths_.find(key);
+  return it == paths_.end() ? nullptr : it->second.lock();
+}
+
+Result<std::string> UnixNames::Autobind(std::weak_ptr<UnixSocket> s) {
+  absl::MutexLock l(&mu_);
+  for (uint32_t i = 0; i < 0x100000; i++) {
+    std::string n = absl::StrFormat("%05x", next_auto_);
+    next_auto_ = (next_auto_ + 1) & 0xfffff;
+    auto it = abstract_.find(n);
+    if (it != abstract_.end() && !it->second.expired()) continue;
+    abstract_[n] = s;
+    return n;
+  }
+  return Errno(ENOSPC);
+}
+
+// ---- Making sockets ----
+
+namespace {
+
+// The protocol a (family, type, protocol) triple means, or the errno Linux gives.
+Result<int> InetProtocol(int type, int protocol) {
+  switch (type) {
+    case SOCK_STREAM:
+      if (protocol != 0 && protocol != IPPROTO_TCP) return Errno(EPROTONOSUPPORT);
+      return IPPROTO_TCP;
+    case SOCK_DGRAM:
+      if (protocol != 0 && protocol != IPPROTO_UDP) {
+        // ping sockets (IPPROTO_ICMP) and UDP-Lite are not offered yet.
+        return Errno(EPROTONOSUPPORT);
+      }
+      return IPPROTO_UDP;
+    case SOCK_RAW:
+      return Errno(EPERM);  // raw sockets need CAP_NET_RAW on the host; never offered
+    case SOCK_SEQPACKET:
+    case SOCK_RDM:
+      return Errno(ESOCKTNOSUPPORT);
+    default:
+      return Errno(EINVAL);
+  }
+}
+
+}  // namespace
+
+void Stack::Register(Socket* s) {
+  absl::MutexLock l(&sockets_mu_);
+  sockets_.insert(s);
+}
+
+void Stack::Unregister(Socket* s) {
+  absl::MutexLock l(&sockets_mu_);
+  sockets_.erase(s);
+}
+
+std::string Stack::ProcNet(const std::string& name) {
+  std::string out;
+  int family = name.ends_with("6") ? AF_INET6 : AF_INET;
+  int type = name.starts_with("tcp") ? SOCK_STREAM : SOCK_DGRAM;
+  if (name == "unix") {
+    out = "Num       RefCount Protocol Flags    Type St Inode Path\n";
+  } else if (type == SOCK_STREAM) {
+    out =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+        "timeout inode\n";
+  } else {
+    out =
+        "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+        "timeout inode ref pointer drops\n";
+  }
+  absl::MutexLock l(&sockets_mu_);
+  std::vector<Socket*> sorted(sockets_.begin(), sockets_.end());
+  std::sort(sorted.begin(), sorted.end(), [](Socket* a, Socket* b) { return a->ino() < b->ino(); });
+  int slot = 0;
+  for (Socket* s : sorted) {
+    if (name == "unix") {
+      if (auto* u = dynamic_cast<UnixSocket*>(s)) out += u->ProcLine();
+    } else if (s->family() == family && s->type() == type) {
+      if (auto* i = dynamic_cast<InetSocket*>(s)) out += i->ProcLine(slot++);
+    }
+  }
+  return out;
+}
+
+Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const Ucred& owner) {
+  int flags = (type & SOCK_NONBLOCK) ? O_NONBLOCK : 0;
+  int kind = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+  switch (family) {
+    case AF_UNIX:
+      if (kind != SOCK_STREAM && kind != SOCK_DGRAM && kind != SOCK_SEQPACKET) {
+        return Errno(kind == SOCK_RAW || kind == SOCK_RDM ? EPROTONOSUPPORT : ESOCKTNOSUPPORT);
+      }
+      if (protocol != 0 && protocol != AF_UNIX) return Errno(EPROTONOSUPPORT);
+      return vfs::FileRef(std::make_shared<UnixSocket>(*this, kind, flags, owner));
+    case AF_INET:
+    case AF_INET6: {
+      int proto = SENTRY_TRY(InetProtocol(kind, protocol));
+      return vfs::FileRef(std::make_shared<InetSocket>(*this, family, kind, proto, flags, owner));
+    }
+    case AF_NETLINK:
+      if (kind != SOCK_RAW && kind != SOCK_DGRAM) return Errno(ESOCKTNOSUPPORT);
+      if (protocol != NETLINK_ROUTE) return Errno(EPROTONOSUPPORT);
+      // Every netlink socket of a process gets its tgid as port id: uniqueness only matters
+      // for messages between sockets, which this kernel-side-only netlink never sends.
+      return vfs::FileRef(std::make_shared<NetlinkSocket>(*this, kind, protocol, flags, owner.pid));
+    case AF_PACKET:
+      return Errno(EPERM);  // needs CAP_NET_RAW
+    default:
+      return Errno(EAFNOSUPPORT);
+  }
+}
+
+Result<std::pair<vfs::FileRef, vfs::FileRef>> Stack::NewPair(int family, int type, int protocol,
+                                                             const Ucred& owner) {
+  int flags = (type & SOCK_NONBLOCK) ? O_NONBLOCK : 0;
+  int kind = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (family != AF_UNIX) {
+    if (family == AF_INET || family == AF_INET6) {
+      SENTRY_TRY(InetProtocol(kind, protocol));
+      return Errno(EOPNOTSUPP);
+    }
+    return Errno(EAFNOSUPPORT);
+  }
+  if (kind != SOCK_STREAM && kind != SOCK_DGRAM && kind != SOCK_SEQPACKET) {
+    return Errno(kind == SOCK_RAW || kind == SOCK_RDM ? EPROTONOSUPPORT : ESOCKTNOSUPPORT);
+  }
+  if (protocol != 0 && protocol != AF_UNIX) return Errno(EPROTONOSUPPORT);
+  auto a = std::make_shared<UnixSocket>(*this, kind, flags, owner);
+  auto b = std::make_shared<UnixSocket>(*this, kind, flags, owner);
+  UnixSocket::Pair(a, b, owner);
+  return std::make_pair(vfs::FileRef(a), vfs::FileRef(b));
+}
+
+}  // namespace sentry::netstack

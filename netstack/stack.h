@@ -1,0 +1,73 @@
+// The sandbox's network stack: one per kernel. It makes sockets and holds the name spaces
+// they meet in: AF_UNIX abstract and path names, and the loopback ports of AF_INET/AF_INET6.
+//
+// Lock order: Socket::smu_ -> Stack's registries (UnixNames::mu_, InetPorts::mu_) -> leaves.
+// A registry lock is never held while taking a socket's lock.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "netstack/inet.h"
+#include "netstack/socket.h"
+
+namespace sentry::netstack {
+
+class UnixSocket;
+
+// Where sandbox traffic may go besides loopback.
+enum class NetMode { kNone };
+
+// AF_UNIX names: abstract names live here only (never in the host's abstract namespace);
+// path names are keyed by the socket inode the bind created.
+class UnixNames {
+ public:
+  // EADDRINUSE if a live socket holds the name.
+  Result<void> BindAbstract(const std::string& name, std::weak_ptr<UnixSocket> s);
+  void BindPath(const NameKey& key, std::weak_ptr<UnixSocket> s);
+  void Unbind(const std::string& abstract_name, const UnixSocket* s);
+  std::shared_ptr<UnixSocket> FindAbstract(const std::string& name);
+  std::shared_ptr<UnixSocket> FindPath(const NameKey& key);
+  // An unused abstract name of five hex digits, as Linux's autobind picks; EAGAIN (Linux
+  // gives ENOSPC) when all are taken.
+  Result<std::string> Autobind(std::weak_ptr<UnixSocket> s);
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, std::weak_ptr<UnixSocket>> abstract_ ABSL_GUARDED_BY(mu_);
+  std::map<NameKey, std::weak_ptr<UnixSocket>> paths_ ABSL_GUARDED_BY(mu_);
+  uint32_t next_auto_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+class Stack {
+ public:
+  explicit Stack(NetMode mode = NetMode::kNone) : mode_(mode) {}
+
+  // socket(2): `type` may carry SOCK_NONBLOCK / SOCK_CLOEXEC (the latter is the caller's).
+  Result<vfs::FileRef> NewSocket(int family, int type, int protocol, const Ucred& owner);
+  // socketpair(2): AF_UNIX only (EOPNOTSUPP for others, as Linux).
+  Result<std::pair<vfs::FileRef, vfs::FileRef>> NewPair(int family, int type, int protocol,
+                                                        const Ucred& owner);
+
+  uint64_t NextIno() { return next_ino_.fetch_add(1); }
+  // Every live socket, for the /proc/net tables.
+  void Register(Socket* s);
+  void Unregister(Socket* s);
+  // The body of /proc/net/NAME for NAME in unix, tcp, tcp6, udp, udp6 (header included).
+  std::string ProcNet(const std::string& name);
+  UnixNames& unix_names() { return unix_names_; }
+  InetPorts& ports() { return ports_; }
+  NetMode mode() const { return mode_; }
+
+ private:
+  const NetMode mode_;
+  std::atomic<uint64_t> next_ino_{20000};
+  UnixNames unix_names_;
+  absl::Mutex sockets_mu_;  // taken before any socket's smu_, never after
+  std::set<Socket*> sockets_ ABSL_GUARDED_BY(sockets_mu_);
+  InetPorts ports_;
+};
+
+}  // namespace sentry::netstack
