@@ -41,6 +41,12 @@ Result<void> SetTemporarySignalMask(Task& t, GuestAddr mask_addr);
 // when group execute is set, as Linux's file_remove_privs.
 Result<void> RemovePrivsForWrite(Task& t, const vfs::FileRef& f);
 
+// RLIMIT_MEMLOCK for memory that mmap, mremap or brk add (sys_mlock.cc): `len` more locked
+// bytes must fit (EAGAIN). CheckLockedMapping also needs the right to lock for MAP_LOCKED
+// (EPERM) and counts mlockall(MCL_FUTURE).
+Result<void> CheckLockedGrowth(Task& t, bool locked, uint64_t len);
+Result<void> CheckLockedMapping(Task& t, int flags, uint64_t len);
+
 // Sends SIGPIPE to the calling thread (write to a pipe with no reader).
 void RaiseSigpipe(Task& t);
 

@@ -1,7 +1,11 @@
 #include "syscalls/dispatch.h"
 
+#include <arpa/inet.h>
 #include <asm/unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 
 #include <atomic>
 #include <bitset>
@@ -16,8 +20,50 @@
 namespace sentry::syscalls {
 namespace {
 
-std::string FormatArg(kernel::Task& t, Arg kind, uint64_t v) {
+// "{AF_INET, 127.0.0.1:80}", "{AF_UNIX, "/run/x.sock"}", "{AF_UNIX, @name}".
+std::string FormatSockAddr(kernel::Task& t, uint64_t v, uint64_t len) {
+  if (v == 0) return "NULL";
+  len = std::min<uint64_t>(len, sizeof(struct sockaddr_storage));
+  struct sockaddr_storage ss {};
+  if (len < sizeof(sa_family_t) ||
+      !t.CopyInBytes(GuestAddr(v), {reinterpret_cast<uint8_t*>(&ss), len}).ok()) {
+    return absl::StrFormat("%#x", v);
+  }
+  char ip[INET6_ADDRSTRLEN] = "?";
+  switch (ss.ss_family) {
+    case AF_INET: {
+      auto* sin = reinterpret_cast<struct sockaddr_in*>(&ss);
+      inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+      return absl::StrFormat("{AF_INET, %s:%u}", ip, ntohs(sin->sin_port));
+    }
+    case AF_INET6: {
+      auto* sin6 = reinterpret_cast<struct sockaddr_in6*>(&ss);
+      inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
+      return absl::StrFormat("{AF_INET6, [%s]:%u}", ip, ntohs(sin6->sin6_port));
+    }
+    case AF_UNIX: {
+      auto* sun = reinterpret_cast<struct sockaddr_un*>(&ss);
+      size_t n = len - offsetof(struct sockaddr_un, sun_path);
+      if (n == 0) return "{AF_UNIX}";
+      if (sun->sun_path[0] == '\0') {
+        return absl::StrFormat("{AF_UNIX, @%s}", std::string(sun->sun_path + 1, n - 1));
+      }
+      return absl::StrFormat("{AF_UNIX, \"%s\"}",
+                             std::string(sun->sun_path, strnlen(sun->sun_path, n)));
+    }
+    case AF_NETLINK:
+      return "{AF_NETLINK}";
+    case AF_UNSPEC:
+      return "{AF_UNSPEC}";
+    default:
+      return absl::StrFormat("{family=%d}", ss.ss_family);
+  }
+}
+
+std::string FormatArg(kernel::Task& t, Arg kind, uint64_t v, uint64_t next) {
   switch (kind) {
+    case Arg::kSockAddr:
+      return FormatSockAddr(t, v, next);
     case Arg::kInt:
       return absl::StrFormat("%d", static_cast<int64_t>(v));
     case Arg::kFd:
@@ -50,9 +96,8 @@ std::string FormatArg(kernel::Task& t, Arg kind, uint64_t v) {
   return v == 0 ? "NULL" : absl::StrFormat("%#x", v);
 }
 
-void Strace(kernel::Task& t, const SyscallEntry* e, uint64_t nr, const SyscallArgs& a,
-            int64_t ret, std::chrono::steady_clock::duration took,
-            const std::vector<std::string>& pre) {
+void Strace(kernel::Task& t, const SyscallEntry* e, uint64_t nr, const SyscallArgs& a, int64_t ret,
+            std::chrono::steady_clock::duration took, const std::vector<std::string>& pre) {
   std::string line = absl::StrFormat("[%d:%d %s] ", t.tg().tgid, t.tid(), t.comm());
   if (e == nullptr) {
     line += absl::StrFormat("syscall_%d(...)", nr);
@@ -106,7 +151,8 @@ int64_t Dispatch(kernel::Task& t) {
   std::vector<std::string> pre;
   auto start = std::chrono::steady_clock::now();
   if (tracing && e) {
-    for (int i = 0; i < 6 && e->args[i] != Arg::kNone; i++) pre.push_back(FormatArg(t, e->args[i], a.a[i]));
+    for (int i = 0; i < 6 && e->args[i] != Arg::kNone; i++)
+      pre.push_back(FormatArg(t, e->args[i], a.a[i], i < 5 ? a.a[i + 1] : 0));
   }
   int64_t ret;
   if (e == nullptr || e->handler == nullptr) {

@@ -318,6 +318,26 @@ Result<uint64_t> SysFdatasync(Task& t, int fd) {
   return 0;
 }
 
+Result<uint64_t> SysSyncFileRange(Task& t, int fd, int64_t off, int64_t nbytes, unsigned flags) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  if (f->flags() & O_PATH) return Errno(EBADF);
+  constexpr unsigned kValid =
+      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+  if (flags & ~kValid) return Errno(EINVAL);
+  int64_t end = static_cast<int64_t>(static_cast<uint64_t>(off) + static_cast<uint64_t>(nbytes));
+  if (off < 0 || end < 0 || end < off) return Errno(EINVAL);
+  struct stat st;
+  SENTRY_TRY(f->Stat(&st));
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode) && !S_ISDIR(st.st_mode) &&
+      !S_ISLNK(st.st_mode)) {
+    return Errno(ESPIPE);
+  }
+  // The range is not narrowed: writing the whole file's data back is what fdatasync does,
+  // and more than the range is never wrong.
+  if (flags & SYNC_FILE_RANGE_WRITE) SENTRY_TRY(f->Sync(/*data_only=*/true));
+  return 0;
+}
+
 Result<uint64_t> SysSyncfs(Task& t, int fd) {
   SENTRY_TRY(GetFile(t, fd));
   return 0;

@@ -17,6 +17,7 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
   // No huge pages are reserved in the sandbox (as on a host with vm.nr_hugepages=0), and no
   // file here lives on hugetlbfs.
   if (flags & MAP_HUGETLB) return Errno(flags & MAP_ANONYMOUS ? ENOMEM : EINVAL);
+  SENTRY_TRY(CheckLockedMapping(t, flags, len));
   if (flags & MAP_ANONYMOUS) {
     return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags);
   }
@@ -67,6 +68,10 @@ Result<uint64_t> SysMprotect(Task& t, uint64_t addr, uint64_t len, int prot) {
 
 Result<uint64_t> SysMremap(Task& t, uint64_t old_addr, uint64_t old_len, uint64_t new_len,
                            int flags, uint64_t new_addr) {
+  if (new_len > old_len && PageAligned(old_addr)) {
+    bool locked = t.mm().LockedPages(old_addr, kPageSize) > 0;
+    SENTRY_TRY(CheckLockedGrowth(t, locked, new_len - old_len));
+  }
   return t.mm().Remap(t.ctx(), old_addr, old_len, new_len, flags, new_addr);
 }
 
@@ -75,7 +80,16 @@ Result<uint64_t> SysMadvise(Task& t, uint64_t addr, uint64_t len, int advice) {
   return 0;
 }
 
-Result<uint64_t> SysBrk(Task& t, uint64_t addr) { return t.mm().Brk(t.ctx(), addr); }
+Result<uint64_t> SysBrk(Task& t, uint64_t addr) {
+  // Under mlockall(MCL_FUTURE) the new heap is locked: past RLIMIT_MEMLOCK, brk stays put.
+  if (t.mm().future_lock()) {
+    uint64_t cur = SENTRY_TRY(t.mm().Brk(t.ctx(), 0));
+    if (addr > cur && !CheckLockedGrowth(t, true, PageRoundUp(addr) - PageRoundUp(cur)).ok()) {
+      return cur;
+    }
+  }
+  return t.mm().Brk(t.ctx(), addr);
+}
 
 Result<uint64_t> SysMsync(Task& t, uint64_t addr, uint64_t len, int flags) {
   if (!PageAligned(addr) || (flags & ~(MS_ASYNC | MS_SYNC | MS_INVALIDATE)) ||

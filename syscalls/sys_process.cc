@@ -12,8 +12,9 @@
 
 #include "sentry/base/logging.h"
 #include "sentry/kernel/futex.h"
-#include "sentry/loader/exec.h"
+#include "sentry/kernel/pidfd.h"
 #include "sentry/kernel/procfs.h"
+#include "sentry/loader/exec.h"
 #include "syscalls/common.h"
 
 namespace sentry::syscalls {
@@ -27,17 +28,42 @@ namespace {
 // base too, and a stub whose registers cannot be set is lost.
 constexpr uint64_t kTaskSizeMax = (uint64_t{1} << 47) - 4096;
 
+// clone3 only (clone() takes the low 32 bits of its flags).
+constexpr uint64_t kCloneClearSighand = uint64_t{1} << 32;
+constexpr uint64_t kCloneIntoCgroup = uint64_t{1} << 33;
+
 constexpr uint64_t kSupportedCloneFlags =
     CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
-    CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID |
-    CLONE_VFORK | CLONE_PARENT | CLONE_DETACHED | CLONE_IO | CSIGNAL;
+    CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_VFORK |
+    CLONE_PARENT | CLONE_DETACHED | CLONE_IO | CLONE_PIDFD | CSIGNAL | kCloneClearSighand;
+
+// CLONE_PIDFD's checks (copy_process, kernel_clone), before anything is created. The pidfd
+// word is probed for writing now, so that an EFAULT leaves no child behind.
+Result<void> CheckPidfdArgs(Task& t, uint64_t flags, GuestAddr pidfd, GuestAddr parent_tid) {
+  if (!(flags & CLONE_PIDFD)) return Ok();
+  // With CLONE_THREAD it is the new thread's pidfd (PIDFD_THREAD), as Linux 6.9+.
+  if (flags & CLONE_DETACHED) return Errno(EINVAL);
+  if ((flags & CLONE_PARENT_SETTID) && pidfd == parent_tid) return Errno(EINVAL);
+  int32_t old = SENTRY_TRY(t.CopyIn<int32_t>(pidfd));
+  return t.CopyOut<int32_t>(pidfd, old);
+}
+
+// clone3's CLONE_CLEAR_SIGHAND: handlers back to SIG_DFL, ignored signals stay ignored.
+void ClearHandlers(kernel::SignalHandlers& h) {
+  for (abi::KSigAction& a : h.actions) {
+    abi::KSigAction fresh{};
+    if (a.handler == abi::kSigIgn) fresh.handler = abi::kSigIgn;
+    a = fresh;
+  }
+}
 
 Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid,
-                         GuestAddr child_tid, uint64_t tls) {
+                         GuestAddr child_tid, uint64_t tls, GuestAddr pidfd_addr = {}) {
   if (flags & ~kSupportedCloneFlags) return Errno(EINVAL);  // namespaces: not yet
   if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) return Errno(EINVAL);
   if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)) return Errno(EINVAL);
   if ((flags & CLONE_SETTLS) && tls >= kTaskSizeMax) return Errno(EPERM);
+  SENTRY_TRY(CheckPidfdArgs(t, flags, pidfd_addr, parent_tid));
   bool thread = flags & CLONE_THREAD;
   bool share_vm = flags & CLONE_VM;
   kernel::Kernel& k = t.kernel();
@@ -46,31 +72,54 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     uint64_t nproc = t.tg().rlimits[RLIMIT_NPROC].cur;
     if (k.tasks().size() >= std::min<uint64_t>(nproc, k.max_tasks())) return Errno(EAGAIN);
   }
-  // Host side first: a new stub thread in this address space, or a copy of it, and the
-  // Sentry thread that will run the child. CLONE_VM (threads, vfork, posix_spawn) shares the
-  // stub's address space; otherwise the host copies it. If the host refuses any of them the
-  // guest gets EAGAIN, as from a fork past pids.max, and the kernel never saw the child.
-  Result<int> handle = share_vm ? t.ctx().CloneThread() : t.ctx().ForkAddressSpace();
-  if (!handle.ok()) return Errno(handle.error().code() == ENOMEM ? ENOMEM : EAGAIN);
   std::shared_ptr<kernel::Task> child;
   {
     absl::MutexLock l(&k.mu());
     child = std::make_shared<kernel::Task>(k, k.AllocPid());
   }
-  SENTRY_TRY(kernel::Task::Launch(child, *handle, share_vm ? t.ctx().address_space() : nullptr));
+  // A new process's group exists before it is registered, so that its pidfd can take the fd
+  // number first (EMFILE before any host work, as Linux reserves it early). Until the child
+  // is registered below, the pidfd reads as a reaped process.
+  std::shared_ptr<ThreadGroup> new_tg;
+  if (!thread) new_tg = std::make_shared<ThreadGroup>();
+  int pidfd = -1;
+  if (flags & CLONE_PIDFD) {
+    vfs::FileRef f = thread ? kernel::NewPidFd(k, t.tg_ref(), child, false)
+                            : kernel::NewPidFd(k, new_tg, nullptr, false);
+    pidfd = static_cast<int>(SENTRY_TRY(t.fds().Add(std::move(f), true, 0, NofileLimit(t))));
+  }
+  auto drop_pidfd = [&] {
+    if (pidfd >= 0) (void)t.fds().Remove(pidfd);
+  };
+  // Host side first: a new stub thread in this address space, or a copy of it, and the
+  // Sentry thread that will run the child. CLONE_VM (threads, vfork, posix_spawn) shares the
+  // stub's address space; otherwise the host copies it. If the host refuses any of them the
+  // guest gets EAGAIN, as from a fork past pids.max, and the kernel never saw the child.
+  Result<int> handle = share_vm ? t.ctx().CloneThread() : t.ctx().ForkAddressSpace();
+  if (!handle.ok()) {
+    drop_pidfd();
+    return Errno(handle.error().code() == ENOMEM ? ENOMEM : EAGAIN);
+  }
+  if (auto r = kernel::Task::Launch(child, *handle, share_vm ? t.ctx().address_space() : nullptr);
+      !r.ok()) {
+    drop_pidfd();
+    return r.error();
+  }
   {
-    absl::MutexLock l(&k.mu());
+    absl::ReleasableMutexLock l(&k.mu());
     // Killed while the host side was made (as Linux's copy_process checks for a fatal
     // signal): a child registered now would escape the group exit that is under way.
     if (t.tg().exiting || t.exec_kill_) {
       child->Start(/*abandon=*/true);
+      l.Release();
+      drop_pidfd();  // closing a file takes vfs locks: not under Kernel::mu_
       return Errno(EAGAIN);
     }
     int tid = child->tid();
     if (thread) {
       child->tg_ = t.tg_ref();
     } else {
-      auto tg = std::make_shared<ThreadGroup>();
+      std::shared_ptr<ThreadGroup> tg = new_tg;
       ThreadGroup& p = t.tg();
       tg->tgid = tid;
       tg->leader = child.get();
@@ -87,9 +136,12 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
       tg->oom_score_adj = p.oom_score_adj;
       tg->oom_score_adj_min = p.oom_score_adj_min;
       tg->handlers = std::make_shared<kernel::SignalHandlers>(*p.handlers);
+      if (flags & kCloneClearSighand) ClearHandlers(*tg->handlers);
+      if (share_vm) tg->mm = t.mm_;  // vfork: a forked child's comes with its address space
       parent->children.push_back(tg);
       k.groups()[tid] = tg;
       child->tg_ = tg;
+      tg->timers.UpdateRlimitCpu(k, *tg);  // the child's CPU time starts from zero
     }
     child->tg_->tasks.push_back(child.get());
     child->mask_ = t.mask_;
@@ -113,6 +165,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   if (flags & CLONE_CHILD_CLEARTID) child->clear_child_tid_ = child_tid.value();
   if (flags & CLONE_CHILD_SETTID) child->child_settid_ = child_tid.value();
   if (flags & CLONE_PARENT_SETTID) (void)t.CopyOut<int32_t>(parent_tid, child->tid());
+  if (pidfd >= 0) (void)t.CopyOut<int32_t>(pidfd_addr, pidfd);
   std::shared_ptr<kernel::VforkDone> vfork;
   if (flags & CLONE_VFORK) {
     vfork = std::make_shared<kernel::VforkDone>();
@@ -138,18 +191,54 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
 
 Result<uint64_t> SysClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid,
                           GuestAddr child_tid, uint64_t tls) {
-  return DoClone(t, flags, stack, parent_tid, child_tid, tls);
+  // CLONE_PIDFD's fd goes where the parent tid would.
+  return DoClone(t, flags & 0xffffffff, stack, parent_tid, child_tid, tls, parent_tid);
 }
 
-Result<uint64_t> SysClone3(Task& t, GuestAddr args, size_t size) {
-  if (size < sizeof(struct clone_args) - 16 || size > 4096) return Errno(EINVAL);
+namespace {
+
+constexpr size_t kCloneArgsSizeVer0 = 64;  // up to tls
+constexpr size_t kCloneArgsSizeVer2 = 88;  // up to cgroup
+
+// clone3's struct, checked in Linux's order (copy_clone_args_from_user, clone3_args_valid).
+Result<struct clone_args> CopyInCloneArgs(Task& t, GuestAddr addr, size_t size) {
+  if (size > 4096) return Errno(E2BIG);
+  if (size < kCloneArgsSizeVer0) return Errno(EINVAL);
+  std::vector<uint8_t> raw(size);
+  SENTRY_TRY(t.CopyInBytes(addr, raw));
+  // A newer struct than ours is fine as long as its extra fields are zero.
+  for (size_t i = sizeof(struct clone_args); i < size; i++) {
+    if (raw[i] != 0) return Errno(E2BIG);
+  }
   struct clone_args ca{};
-  SENTRY_TRY(t.CopyInBytes(args, {reinterpret_cast<uint8_t*>(&ca), std::min(size, sizeof(ca))}));
-  if (ca.exit_signal > 64 || (ca.flags & CSIGNAL)) return Errno(EINVAL);
-  if (ca.set_tid || ca.cgroup) return Errno(EINVAL);
+  memcpy(&ca, raw.data(), std::min(size, sizeof(ca)));
+  if (ca.set_tid_size > 32 || (ca.set_tid == 0) != (ca.set_tid_size == 0)) return Errno(EINVAL);
+  if ((ca.exit_signal & ~uint64_t{CSIGNAL}) || ca.exit_signal > abi::kNumSignals) {
+    return Errno(EINVAL);
+  }
+  if ((ca.flags & kCloneIntoCgroup) && (ca.cgroup > INT_MAX || size < kCloneArgsSizeVer2)) {
+    return Errno(EINVAL);
+  }
+  constexpr uint64_t kClone3Flags = 0xffffffff | kCloneClearSighand | kCloneIntoCgroup;
+  constexpr uint64_t kNewTime = 0x80;  // CLONE_NEWTIME, the one CSIGNAL bit clone3 takes
+  if ((ca.flags & ~kClone3Flags) || (ca.flags & (CLONE_DETACHED | (CSIGNAL & ~kNewTime)))) {
+    return Errno(EINVAL);
+  }
+  if ((ca.flags & CLONE_SIGHAND) && (ca.flags & kCloneClearSighand)) return Errno(EINVAL);
+  if ((ca.flags & (CLONE_THREAD | CLONE_PARENT)) && ca.exit_signal) return Errno(EINVAL);
+  if ((ca.stack == 0) != (ca.stack_size == 0)) return Errno(EINVAL);
+  return ca;
+}
+
+}  // namespace
+
+Result<uint64_t> SysClone3(Task& t, GuestAddr args, size_t size) {
+  struct clone_args ca = SENTRY_TRY(CopyInCloneArgs(t, args, size));
+  // Partial: choosing the pid (set_tid) and cgroups are not supported.
+  if (ca.set_tid || (ca.flags & kCloneIntoCgroup)) return Errno(EINVAL);
   uint64_t stack = ca.stack ? ca.stack + ca.stack_size : 0;
   return DoClone(t, ca.flags | ca.exit_signal, stack, GuestAddr(ca.parent_tid),
-                 GuestAddr(ca.child_tid), ca.tls);
+                 GuestAddr(ca.child_tid), ca.tls, GuestAddr(ca.pidfd));
 }
 
 Result<uint64_t> SysFork(Task& t) { return DoClone(t, SIGCHLD, 0, {}, {}, 0); }
@@ -221,17 +310,22 @@ struct WaitResult {
   kernel::CpuTime cpu;  // the child's and its reaped children's: wait4/waitid's rusage
 };
 
-bool Matches(ThreadGroup& c, int idtype, int id) {
+constexpr int kPPidfd = 3;  // P_PIDFD
+
+bool Matches(ThreadGroup& c, int idtype, int id, const ThreadGroup* only) {
   switch (idtype) {
     case P_ALL: return true;
     case P_PID: return c.tgid == id;
     case P_PGID: return c.pgid == id;
+    case kPPidfd: return &c == only;
     default: return false;
   }
 }
 
-// Finds a child state change to report. Returns pid 0 with WNOHANG if none yet.
-Result<WaitResult> DoWait(Task& t, int idtype, int id, int options) {
+// Finds a child state change to report. Returns pid 0 with WNOHANG if none yet. For P_PIDFD,
+// `only` is the process the pidfd names.
+Result<WaitResult> DoWait(Task& t, int idtype, int id, int options,
+                          const ThreadGroup* only = nullptr) {
   kernel::Kernel& k = t.kernel();
   ScopedWait w(t.tg().child_events, t.waiter());
   for (;;) {
@@ -241,7 +335,7 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options) {
       bool any = false;
       auto children = t.tg().children;  // copy: reaping edits the list
       for (auto& c : children) {
-        if (!Matches(*c, idtype, id)) continue;
+        if (!Matches(*c, idtype, id, only)) continue;
         // __WCLONE selects children that do not signal SIGCHLD on exit.
         bool clone_child = c->exit_signal != SIGCHLD;
         if (!(options & __WALL) && clone_child != static_cast<bool>(options & __WCLONE)) continue;
@@ -308,9 +402,25 @@ Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int opt
     return Errno(EINVAL);
   }
   if (!(options & (WEXITED | WSTOPPED | WCONTINUED))) return Errno(EINVAL);
-  if (idtype != P_ALL && idtype != P_PID && idtype != P_PGID) return Errno(EINVAL);
-  if ((idtype == P_PID && id <= 0) || (idtype == P_PGID && id < 0)) return Errno(EINVAL);
-  WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options));
+  if (idtype != P_ALL && idtype != P_PID && idtype != P_PGID && idtype != kPPidfd) {
+    return Errno(EINVAL);
+  }
+  if ((idtype == P_PID && id <= 0) || ((idtype == P_PGID || idtype == kPPidfd) && id < 0)) {
+    return Errno(EINVAL);
+  }
+  std::shared_ptr<ThreadGroup> only;
+  bool nonblock = false;
+  if (idtype == kPPidfd) {
+    vfs::FileRef f = SENTRY_TRY(GetFile(t, id));
+    kernel::PidFd* p = SENTRY_TRY(kernel::AsPidFd(f));
+    nonblock = f->NonBlocking();  // PIDFD_NONBLOCK: as WNOHANG, but EAGAIN when nothing is due
+    // A thread pidfd waits for its thread's process only if the thread is its leader; for
+    // any other thread there is no child to wait for (ECHILD).
+    absl::MutexLock l(&t.kernel().mu());
+    if (!p->thread() || p->thread().get() == p->group()->leader) only = p->group();
+  }
+  WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options | (nonblock ? WNOHANG : 0), only.get()));
+  if (nonblock && r.pid == 0 && !(options & WNOHANG)) return Errno(EAGAIN);
   if (!infop.IsNull()) {
     abi::SigInfo si{};
     if (r.pid) {
@@ -637,6 +747,7 @@ Result<uint64_t> SysPrlimit64(Task& t, int pid, unsigned res, GuestAddr new_addr
       if (nl->max > old.max && g->creds.euid != 0) return Errno(EPERM);
       if (res == RLIMIT_NOFILE && nl->max > 1 << 20) return Errno(EPERM);
       g->rlimits[res] = *nl;
+      if (res == RLIMIT_CPU) g->timers.UpdateRlimitCpu(t.kernel(), *g);
     }
   }
   if (!old_addr.IsNull()) SENTRY_TRY(t.CopyOut(old_addr, old));

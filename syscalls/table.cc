@@ -266,6 +266,23 @@ Result<uint64_t> SysMqTimedreceive(Task& t, int fd, GuestAddr msg, size_t len, G
 Result<uint64_t> SysMqNotify(Task& t, int fd, GuestAddr sevp);
 Result<uint64_t> SysMqGetsetattr(Task& t, int fd, GuestAddr new_attr, GuestAddr old_attr);
 
+Result<uint64_t> SysPidfdOpen(Task& t, int pid, unsigned flags);
+Result<uint64_t> SysPidfdSendSignal(Task& t, int pidfd, int sig, GuestAddr uinfo, unsigned flags);
+Result<uint64_t> SysPidfdGetfd(Task& t, int pidfd, int fd, unsigned flags);
+Result<uint64_t> SysProcessVmReadv(Task& t, int pid, GuestAddr lvec, uint64_t lcount, GuestAddr rvec, uint64_t rcount, uint64_t flags);
+Result<uint64_t> SysProcessVmWritev(Task& t, int pid, GuestAddr lvec, uint64_t lcount, GuestAddr rvec, uint64_t rcount, uint64_t flags);
+Result<uint64_t> SysKcmp(Task& t, int pid1, int pid2, int type, uint64_t idx1, uint64_t idx2);
+Result<uint64_t> SysMlock(Task& t, uint64_t addr, uint64_t len);
+Result<uint64_t> SysMlock2(Task& t, uint64_t addr, uint64_t len, unsigned flags);
+Result<uint64_t> SysMunlock(Task& t, uint64_t addr, uint64_t len);
+Result<uint64_t> SysMlockall(Task& t, int flags);
+Result<uint64_t> SysMunlockall(Task& t);
+Result<uint64_t> SysMembarrier(Task& t, int cmd, unsigned flags, int cpu_id);
+Result<uint64_t> SysSyslog(Task& t, int type, GuestAddr buf, int len);
+Result<uint64_t> SysSyncFileRange(Task& t, int fd, int64_t off, int64_t nbytes, unsigned flags);
+Result<uint64_t> SysPreadv2(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off, int64_t off_high, int flags);
+Result<uint64_t> SysPwritev2(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off, int64_t off_high, int flags);
+
 namespace {
 
 #define FULL(nr, name, fn, ...) {nr, name, Support::kFull, &Wrap<&fn>::Call, "", {__VA_ARGS__}}
@@ -315,22 +332,22 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(38, "setitimer", SysSetitimer, "REAL exact; VIRTUAL/PROF count the guest's CPU time by sampling it (at the earliest possible expiry, every 1-50 ms of wall time while armed), so they fire up to ~1 ms late (Linux: up to a tick), and Linux's extra tick on arming is not added", Arg::kInt, Arg::kPtr, Arg::kPtr),
     FULL(39, "getpid", SysGetpid),
     FULL(40, "sendfile", SysSendfile, Arg::kFd, Arg::kFd, Arg::kPtr, Arg::kUint),
-    PARTIAL(41, "socket", SysSocket, "AF_UNIX in the Sentry; AF_INET/AF_INET6 loopback only (--net=none: other destinations ENETUNREACH); no netlink, packet or raw sockets (EAFNOSUPPORT/EPERM); no ping (IPPROTO_ICMP) sockets", Arg::kInt, Arg::kHex, Arg::kInt),
-    PARTIAL(42, "connect", SysConnect, "AF_UNIX in the Sentry; AF_INET/AF_INET6 loopback only (--net=none: other destinations ENETUNREACH); no netlink, packet or raw sockets (EAFNOSUPPORT/EPERM)", Arg::kFd, Arg::kPtr, Arg::kInt),
+    PARTIAL(41, "socket", SysSocket, "AF_UNIX in the Sentry; AF_INET/AF_INET6 loopback only (--net=none: other destinations ENETUNREACH); AF_NETLINK NETLINK_ROUTE read-only (others EPROTONOSUPPORT); no packet or raw sockets (EPERM), no ping (IPPROTO_ICMP) sockets", Arg::kInt, Arg::kHex, Arg::kInt),
+    PARTIAL(42, "connect", SysConnect, "AF_UNIX in the Sentry; AF_INET/AF_INET6 loopback only (--net=none: other destinations ENETUNREACH); NETLINK_ROUTE read-only; no packet or raw sockets (EPERM)", Arg::kFd, Arg::kSockAddr, Arg::kInt),
     FULL(43, "accept", SysAccept, Arg::kFd, Arg::kPtr, Arg::kPtr),
-    PARTIAL(44, "sendto", SysSendto, "MSG_OOB: EOPNOTSUPP; MSG_MORE/TCP_CORK do not delay", Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kPtr, Arg::kInt),
+    PARTIAL(44, "sendto", SysSendto, "MSG_OOB: EOPNOTSUPP; MSG_MORE/TCP_CORK do not delay", Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kSockAddr, Arg::kInt),
     PARTIAL(45, "recvfrom", SysRecvfrom, "MSG_OOB: EOPNOTSUPP/EINVAL; MSG_ERRQUEUE: EAGAIN", Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kPtr, Arg::kPtr),
     PARTIAL(46, "sendmsg", SysSendmsg, "SCM_RIGHTS and SCM_CREDENTIALS on AF_UNIX; IP-level control messages are ignored", Arg::kFd, Arg::kPtr, Arg::kHex),
     PARTIAL(47, "recvmsg", SysRecvmsg, "SCM_RIGHTS and SCM_CREDENTIALS; no IP_PKTINFO/timestamps control messages", Arg::kFd, Arg::kPtr, Arg::kHex),
     FULL(48, "shutdown", SysShutdown, Arg::kFd, Arg::kInt),
-    PARTIAL(49, "bind", SysBind, "inet: loopback and wildcard addresses only (others EADDRNOTAVAIL); no TIME_WAIT, so a port is free again as soon as its socket closes", Arg::kFd, Arg::kPtr, Arg::kInt),
+    PARTIAL(49, "bind", SysBind, "inet: loopback and wildcard addresses only (others EADDRNOTAVAIL); no TIME_WAIT, so a port is free again as soon as its socket closes", Arg::kFd, Arg::kSockAddr, Arg::kInt),
     FULL(50, "listen", SysListen, Arg::kFd, Arg::kInt),
     FULL(51, "getsockname", SysGetsockname, Arg::kFd, Arg::kPtr, Arg::kPtr),
     FULL(52, "getpeername", SysGetpeername, Arg::kFd, Arg::kPtr, Arg::kPtr),
     PARTIAL(53, "socketpair", SysSocketpair, "AF_UNIX (stream, dgram, seqpacket); others EOPNOTSUPP/EAFNOSUPPORT as Linux", Arg::kInt, Arg::kHex, Arg::kInt, Arg::kPtr),
     PARTIAL(54, "setsockopt", SysSetsockopt, "SOL_SOCKET options kept and honoured where they matter here (timeouts, buffers, linger, reuse, passcred); TCP/IP/IPv6 options are stored and read back; no multicast or filters (SO_ATTACH_FILTER: ENOPROTOOPT)", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kInt),
     PARTIAL(55, "getsockopt", SysGetsockopt, "as setsockopt; TCP_INFO fills the state and MSS only", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr),
-    PARTIAL(56, "clone", SysClone, "no namespaces; CLONE_VM without CLONE_THREAD only with CLONE_VFORK", Arg::kHex, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kHex),
+    PARTIAL(56, "clone", SysClone, "no namespaces; CLONE_VM without CLONE_THREAD only with CLONE_VFORK; CLONE_PIDFD (with CLONE_THREAD: a thread pidfd, as Linux 6.9+)", Arg::kHex, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     FULL(57, "fork", SysFork),
     FULL(58, "vfork", SysVfork),
     FULL(59, "execve", SysExecve, Arg::kStr, Arg::kPtr, Arg::kPtr),
@@ -377,7 +394,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(100, "times", SysTimes, Arg::kPtr),
     UNIMPL(101, "ptrace", "not planned inside the sandbox yet"),
     FULL(102, "getuid", SysGetuid),
-    UNIMPL(103, "syslog", ""),
+    PARTIAL(103, "syslog", SysSyslog, "the sandbox's own kernel log, always empty (READ waits for a signal); access as with dmesg_restrict=1 (CAP_SYSLOG is euid 0 for now); console controls accepted without effect", Arg::kInt, Arg::kPtr, Arg::kInt),
     FULL(104, "getgid", SysGetgid),
     PARTIAL(105, "setuid", SysSetuid, "guest-visible credentials only; the host credentials never change", Arg::kInt),
     PARTIAL(106, "setgid", SysSetgid, "guest-visible credentials only; the host credentials never change", Arg::kInt),
@@ -423,10 +440,10 @@ constexpr SyscallEntry kTable[] = {
     FULL(146, "sched_get_priority_max", SysSchedGetPriorityMax, Arg::kInt),
     FULL(147, "sched_get_priority_min", SysSchedGetPriorityMin, Arg::kInt),
     PARTIAL(148, "sched_rr_get_interval", SysSchedRrGetInterval, "SCHED_RR: the host's sched_rr_timeslice_ms; fair policies: the host's answer for a fair thread", Arg::kInt, Arg::kPtr),
-    UNIMPL(149, "mlock", ""),
-    UNIMPL(150, "munlock", ""),
-    UNIMPL(151, "mlockall", ""),
-    UNIMPL(152, "munlockall", ""),
+    PARTIAL(149, "mlock", SysMlock, "locks are recorded in the VMAs and accounted as Linux (VmLck, RLIMIT_MEMLOCK with ENOMEM/EPERM/EAGAIN, ENOMEM for holes, not inherited by fork) but host memory is neither locked nor pre-faulted", Arg::kPtr, Arg::kUint),
+    PARTIAL(150, "munlock", SysMunlock, "locks are recorded in the VMAs and accounted as Linux (VmLck, RLIMIT_MEMLOCK with ENOMEM/EPERM/EAGAIN, ENOMEM for holes, not inherited by fork) but host memory is neither locked nor pre-faulted", Arg::kPtr, Arg::kUint),
+    PARTIAL(151, "mlockall", SysMlockall, "MCL_CURRENT/FUTURE/ONFAULT as Linux, MCL_FUTURE also for mmap/mremap/brk (EAGAIN past the limit); locks are recorded in the VMAs and accounted as Linux (VmLck, RLIMIT_MEMLOCK with ENOMEM/EPERM/EAGAIN, ENOMEM for holes, not inherited by fork) but host memory is neither locked nor pre-faulted", Arg::kHex),
+    PARTIAL(152, "munlockall", SysMunlockall, "locks are recorded in the VMAs and accounted as Linux (VmLck, RLIMIT_MEMLOCK with ENOMEM/EPERM/EAGAIN, ENOMEM for holes, not inherited by fork) but host memory is neither locked nor pre-faulted"),
     UNIMPL(153, "vhangup", ""),
     UNIMPL(154, "modify_ldt", ""),
     UNIMPL(155, "pivot_root", ""),
@@ -521,7 +538,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(244, "mq_notify", SysMqNotify, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD needs a netlink socket: EBADF; a registration is not dropped when its owner closes the fd", Arg::kFd, Arg::kPtr),
     FULL(245, "mq_getsetattr", SysMqGetsetattr, Arg::kFd, Arg::kPtr, Arg::kPtr),
     UNIMPL(246, "kexec_load", ""),
-    PARTIAL(247, "waitid", SysWaitid, "rusage has the CPU times only; its other fields are zero", Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
+    PARTIAL(247, "waitid", SysWaitid, "rusage has the CPU times only; its other fields are zero; P_PIDFD (PIDFD_NONBLOCK: EAGAIN) supported", Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
     UNIMPL(248, "add_key", ""),
     UNIMPL(249, "request_key", ""),
     UNIMPL(250, "keyctl", ""),
@@ -551,7 +568,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(274, "get_robust_list", SysGetRobustList, Arg::kInt, Arg::kPtr, Arg::kPtr),
     PARTIAL(275, "splice", SysSplice, "bytes are copied, not pages moved (SPLICE_F_MOVE/GIFT are hints); at most one pipe's worth per call", Arg::kFd, Arg::kPtr, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(276, "tee", SysTee, Arg::kFd, Arg::kFd, Arg::kUint, Arg::kHex),
-    UNIMPL(277, "sync_file_range", ""),
+    PARTIAL(277, "sync_file_range", SysSyncFileRange, "checks as Linux; SYNC_FILE_RANGE_WRITE writes back the whole file's data (fdatasync), not just the range", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kHex),
     UNIMPL(278, "vmsplice", ""),
     UNIMPL(279, "move_pages", ""),
     FULL(280, "utimensat", SysUtimensat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kHex),
@@ -584,9 +601,9 @@ constexpr SyscallEntry kTable[] = {
     FULL(307, "sendmmsg", SysSendmmsg, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
     UNIMPL(308, "setns", ""),
     PARTIAL(309, "getcpu", SysGetcpu, "the host CPU of the Sentry thread serving the call when the thread's mask allows it, else the mask's first CPU; node 0. The vDSO's getcpu (glibc's sched_getcpu) reports the host CPU of the stub, which may lie outside the mask", Arg::kPtr, Arg::kPtr, Arg::kPtr),
-    UNIMPL(310, "process_vm_readv", ""),
-    UNIMPL(311, "process_vm_writev", ""),
-    UNIMPL(312, "kcmp", ""),
+    PARTIAL(310, "process_vm_readv", SysProcessVmReadv, "through the target's memory manager, partial transfers and errnos as Linux; ptrace access is by uid/gid or euid 0 (dumpability is not tracked)", Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kUint, Arg::kHex),
+    PARTIAL(311, "process_vm_writev", SysProcessVmWritev, "as process_vm_readv", Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kUint, Arg::kHex),
+    PARTIAL(312, "kcmp", SysKcmp, "KCMP_FILE, VM, FILES, FS, SIGHAND; KCMP_IO, SYSVSEM and EPOLL_TFD: EOPNOTSUPP", Arg::kInt, Arg::kInt, Arg::kInt, Arg::kUint, Arg::kUint),
     UNIMPL(313, "finit_module", ""),
     PARTIAL(314, "sched_setattr", SysSchedSetattr, "as sched_setscheduler; SCHED_DEADLINE parameters are checked and stored (no admission control); utilization clamps: EOPNOTSUPP", Arg::kInt, Arg::kPtr, Arg::kHex),
     FULL(315, "sched_getattr", SysSchedGetattr, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
@@ -598,18 +615,18 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(321, "bpf", ""),
     FULL(322, "execveat", SysExecveat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     UNIMPL(323, "userfaultfd", ""),
-    UNIMPL(324, "membarrier", ""),
-    UNIMPL(325, "mlock2", ""),
+    PARTIAL(324, "membarrier", SysMembarrier, "Linux 6.1's commands and errnos (no GET_REGISTRATIONS); every barrier is the host's MEMBARRIER_CMD_GLOBAL (all CPUs, RSEQ has nothing to restart)", Arg::kInt, Arg::kHex, Arg::kInt),
+    PARTIAL(325, "mlock2", SysMlock2, "MLOCK_ONFAULT; locks are recorded in the VMAs and accounted as Linux (VmLck, RLIMIT_MEMLOCK with ENOMEM/EPERM/EAGAIN, ENOMEM for holes, not inherited by fork) but host memory is neither locked nor pre-faulted", Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(326, "copy_file_range", SysCopyFileRange, Arg::kFd, Arg::kPtr, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
-    UNIMPL(327, "preadv2", ""),
-    UNIMPL(328, "pwritev2", ""),
+    PARTIAL(327, "preadv2", SysPreadv2, "offset -1 and RWF_HIPRI/DSYNC/SYNC/NOWAIT/APPEND (Linux 6.1's); RWF_NOWAIT fails only pollable files that are not ready; later flags: EOPNOTSUPP", Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt, Arg::kInt, Arg::kHex),
+    PARTIAL(328, "pwritev2", SysPwritev2, "as preadv2; RWF_APPEND writes at the end of regular files; RWF_DSYNC/SYNC sync after the write", Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt, Arg::kInt, Arg::kHex),
     UNIMPL(329, "pkey_mprotect", ""),
     UNIMPL(330, "pkey_alloc", ""),
     UNIMPL(331, "pkey_free", ""),
     FULL(332, "statx", SysStatx, Arg::kFd, Arg::kStr, Arg::kHex, Arg::kHex, Arg::kPtr),
     UNIMPL(333, "io_pgetevents", ""),
     UNIMPL(334, "rseq", ""),
-    UNIMPL(424, "pidfd_send_signal", ""),
+    PARTIAL(424, "pidfd_send_signal", SysPidfdSendSignal, "siginfo rules and PIDFD_SIGNAL_* flags as Linux; a /proc/PID directory fd is not taken as a pidfd (EBADF)", Arg::kFd, Arg::kSig, Arg::kPtr, Arg::kHex),
     UNIMPL(425, "io_uring_setup", ""),
     UNIMPL(426, "io_uring_enter", ""),
     UNIMPL(427, "io_uring_register", ""),
@@ -619,11 +636,11 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(431, "fsconfig", ""),
     UNIMPL(432, "fsmount", ""),
     UNIMPL(433, "fspick", ""),
-    UNIMPL(434, "pidfd_open", ""),
-    PARTIAL(435, "clone3", SysClone3, "as clone; no set_tid or cgroup", Arg::kPtr, Arg::kUint),
+    PARTIAL(434, "pidfd_open", SysPidfdOpen, "PIDFD_NONBLOCK and PIDFD_THREAD (Linux 6.9); polls POLLIN at exit, POLLHUP once reaped, ENOENT for a non-leader without PIDFD_THREAD (as 6.9+)", Arg::kInt, Arg::kHex),
+    PARTIAL(435, "clone3", SysClone3, "argument checks as Linux, CLONE_PIDFD, CLONE_CLEAR_SIGHAND; set_tid, CLONE_INTO_CGROUP and namespaces refused (EINVAL)", Arg::kPtr, Arg::kUint),
     FULL(436, "close_range", SysCloseRange, Arg::kUint, Arg::kUint, Arg::kHex),
     UNIMPL(437, "openat2", ""),
-    UNIMPL(438, "pidfd_getfd", ""),
+    PARTIAL(438, "pidfd_getfd", SysPidfdGetfd, "ptrace access is by uid/gid or euid 0 (dumpability is not tracked)", Arg::kFd, Arg::kInt, Arg::kHex),
     FULL(439, "faccessat2", SysFaccessat2, Arg::kFd, Arg::kStr, Arg::kOct, Arg::kHex),
     UNIMPL(440, "process_madvise", ""),
     PARTIAL(441, "epoll_pwait2", SysEpollPwait2, "EPOLLEXCLUSIVE is accepted but wakes every waiter; stdio host fds are polled every 10ms", Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kUint),

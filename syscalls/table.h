@@ -22,7 +22,8 @@ struct SyscallArgs {
 enum class Support : uint8_t { kFull, kPartial, kUnimplemented };
 
 // How --strace prints an argument.
-enum class Arg : uint8_t { kNone, kInt, kUint, kHex, kFd, kStr, kPtr, kOct, kSig };
+// kSockAddr: a struct sockaddr whose length is the next argument.
+enum class Arg : uint8_t { kNone, kInt, kUint, kHex, kFd, kStr, kPtr, kOct, kSig, kSockAddr };
 
 using Handler = Result<uint64_t> (*)(kernel::Task&, const SyscallArgs&);
 

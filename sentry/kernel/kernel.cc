@@ -96,6 +96,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
     init->sched_ = InitialSchedState();
     init->tg_ = tg;
     groups_[pid] = tg;
+    tg->timers.UpdateRlimitCpu(*this, *tg);
     Register(init);
   }
   init->fds_ = std::make_shared<vfs::FdTable>();

@@ -169,6 +169,9 @@ class ThreadGroup {
   // Notified (kEventIn) when a signal is queued to the group or one of its threads, blocked
   // or not: what signalfd readers and pollers wait on. Not guarded.
   WaitQueue signal_queued;
+  // Notified when the process becomes a zombie and when it leaves the process table (reaped):
+  // what pidfd pollers wait on. Not guarded.
+  WaitQueue exit_events;
 };
 
 struct RestartBlock {

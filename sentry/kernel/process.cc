@@ -41,7 +41,8 @@ void Kernel::Reap(ThreadGroup& child) {
     std::erase_if(parent->children,
                   [&](const std::shared_ptr<ThreadGroup>& c) { return c.get() == &child; });
   }
-  groups_.erase(tgid);  // may destroy `child`
+  child.exit_events.Notify();  // pidfds: reaped
+  groups_.erase(tgid);         // may destroy `child`
 }
 
 void Kernel::TaskExited(Task& t) {
@@ -54,6 +55,7 @@ void Kernel::TaskExited(Task& t) {
   t.host_thread_tid_ = 0;
   std::erase(tg.tasks, &t);
   if (&t != tg.leader) tasks_.erase(t.tid());
+  tg.exit_events.Notify();                                // thread pidfds: this thread has exited
   for (Task* other : tg.tasks) other->waiter().Notify();  // an exec may wait for us
   if (!tg.tasks.empty()) return;
 
@@ -65,6 +67,7 @@ void Kernel::TaskExited(Task& t) {
   }
   tg.zombie = true;
   tg.stopped = false;
+  tg.exit_events.Notify();  // pidfds: exited (and maybe reaped below)
   ThreadGroup* init = GroupByTgid(1);
   bool is_init = init == &tg;
   if (is_init) {
@@ -94,7 +97,10 @@ void Kernel::TaskExited(Task& t) {
     }
     if (is_init || reaper == nullptr || reaper->zombie) {
       c->parent = nullptr;
-      if (c->zombie) groups_.erase(c->tgid);
+      if (c->zombie) {
+        c->exit_events.Notify();
+        groups_.erase(c->tgid);
+      }
       continue;
     }
     c->parent = reaper;
@@ -108,7 +114,7 @@ void Kernel::TaskExited(Task& t) {
                                  : abi::kCLD_EXITED;
   int value = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
   if (parent == nullptr) {
-    if (!is_init) groups_.erase(tg.tgid);
+    if (!is_init) groups_.erase(tg.tgid);  // `tg` was notified above, as a zombie
     return;
   }
   const abi::KSigAction& act = parent->handlers->actions[SIGCHLD - 1];

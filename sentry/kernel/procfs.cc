@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "sentry/kernel/pidfd.h"
 #include "sentry/kernel/procfs_system.h"
 #include "sentry/kernel/sched.h"
 #include "vfs/synthetic.h"
@@ -169,7 +170,7 @@ std::string ProcFs::Status(Proc& p) {
         "VmPeak:\t%s\nVmSize:\t%s\nVmLck:\t%s\nVmPin:\t%s\nVmHWM:\t%s\nVmRSS:\t%s\n"
         "RssAnon:\t%s\nRssFile:\t%s\nRssShmem:\t%s\nVmData:\t%s\nVmStk:\t%s\nVmExe:\t%s\n"
         "VmLib:\t%s\nVmPTE:\t%s\nVmSwap:\t%s\nHugetlbPages:\t%s\n",
-        kb(u.size), kb(u.size), kb(0), kb(0), kb(u.resident), kb(u.resident),
+        kb(u.size), kb(u.size), kb(u.locked), kb(0), kb(u.resident), kb(u.resident),
         kb(u.resident - std::min(u.shared, u.resident)), kb(u.shared), kb(0), kb(u.data), kb(33),
         kb(u.text), kb(0), kb(0), kb(0), kb(0));
   }
@@ -243,9 +244,10 @@ std::string SmapsRollup(const mm::MemoryManager::Usage& u) {
   row("Referenced", kb(u.resident));
   row("Anonymous", kb(anon));
   for (const char* z : {"KSM", "LazyFree", "AnonHugePages", "ShmemPmdMapped", "FilePmdMapped",
-                        "Shared_Hugetlb", "Private_Hugetlb", "Swap", "SwapPss", "Locked"}) {
+                        "Shared_Hugetlb", "Private_Hugetlb", "Swap", "SwapPss"}) {
     row(z, 0);
   }
+  row("Locked", kb(u.locked_resident));
   return out;
 }
 
@@ -334,8 +336,10 @@ InodeRef ProcFs::FdDir(int tgid, bool info) {
         struct stat st {};
         (void)f->Stat(&st);
         uint64_t mnt_id = f->mount() ? f->mount()->id() : 0;
-        return absl::StrFormat("pos:\t%d\nflags:\t0%o\nmnt_id:\t%d\nino:\t%d\n", pos, flags,
-                               mnt_id, st.st_ino);
+        std::string out = absl::StrFormat("pos:\t%d\nflags:\t0%o\nmnt_id:\t%d\nino:\t%d\n", pos,
+                                          flags, mnt_id, st.st_ino);
+        if (auto* pidfd = dynamic_cast<PidFd*>(f.get())) out += pidfd->FdInfo();
+        return out;
       });
     }
     auto file = [fds_of, fd]() -> Result<vfs::FileRef> {

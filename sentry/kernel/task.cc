@@ -191,7 +191,13 @@ Result<void> Task::Launch(std::shared_ptr<Task> self, int attach_handle,
     }
     t->WatchHostDeath();
     t->AdoptContextCpu();
-    if (fork) t->mm_->set_address_space(t->ctx_->address_space());
+    if (fork) {
+      t->mm_->set_address_space(t->ctx_->address_space());
+      // Published only now that it has its address space: other processes reach it through
+      // tg.mm (/proc, process_vm_readv).
+      absl::MutexLock l(&t->k_.mu());
+      t->tg_->mm = t->mm_;
+    }
     // The new stub's FP state is the host's default; the guest's is its parent's.
     if (!t->start_fp_.empty()) (void)t->ctx_->SetFpState(t->start_fp_);
     t->start_fp_.clear();

@@ -1,6 +1,7 @@
 #include "sentry/kernel/timers.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -160,6 +161,9 @@ void KTimer::Expire(int64_t now) {
       k_.SendGroupSignal(*tg_, info);
       Schedule(now);
       return;
+    case Kind::kRlimitCpu:
+      ExpireRlimitCpu(now);
+      return;
     case Kind::kPosix:
       break;
   }
@@ -172,6 +176,53 @@ void KTimer::Expire(int64_t now) {
   overrun_ += Forward(now + std::max<int64_t>(0, 1000000 - interval_ns_));
   status_ = Status::kArmed;
   Schedule(now);
+}
+
+namespace {
+
+constexpr int64_t kNsPerSec = 1000000000;
+
+// An RLIMIT_CPU value (seconds) in ns; an infinite or too large one never comes.
+int64_t LimitNs(uint64_t seconds) {
+  return seconds >= static_cast<uint64_t>(INT64_MAX / kNsPerSec) ? INT64_MAX : seconds * kNsPerSec;
+}
+
+}  // namespace
+
+void KTimer::ExpireRlimitCpu(int64_t now) {
+  // As Linux's check_process_timers: the hard limit first, then the soft one.
+  abi::Rlimit& lim = tg_->rlimits[RLIMIT_CPU];
+  status_ = Status::kDisarmed;
+  if (lim.cur == RLIM_INFINITY) return;
+  abi::SigInfo info{};
+  info.code = abi::kSI_KERNEL;
+  if (lim.max != RLIM_INFINITY && now >= LimitNs(lim.max)) {
+    info.signo = SIGKILL;
+    k_.SendGroupSignal(*tg_, info);
+    return;
+  }
+  if (now >= LimitNs(lim.cur)) {
+    info.signo = SIGXCPU;
+    k_.SendGroupSignal(*tg_, info);
+    lim.cur++;
+  }
+  expires_ns_ = LimitNs(lim.cur);
+  status_ = Status::kArmed;
+  Schedule(now);
+}
+
+void ProcessTimers::UpdateRlimitCpu(Kernel& k, ThreadGroup& tg) {
+  uint64_t soft = tg.rlimits[RLIMIT_CPU].cur;
+  if (soft == RLIM_INFINITY) {
+    if (rlimit_cpu) rlimit_cpu->Set({}, false);
+    return;
+  }
+  if (!rlimit_cpu) {
+    TimerClock clock{TimerClock::kProcessCpu, 0, tg.tgid};
+    rlimit_cpu = std::make_shared<KTimer>(k, tg, KTimer::Kind::kRlimitCpu, clock);
+  }
+  // Absolute on the process's clock; 0 s (already due) is 1 ns, as Set takes 0 as "disarm".
+  rlimit_cpu->Set({std::max<int64_t>(LimitNs(soft), 1), 0}, /*abs=*/true);
 }
 
 Task* KTimer::TargetThread() {
@@ -258,6 +309,9 @@ TimerSetting KTimer::Get() {
     case Kind::kItimerProf:
       out.value_ns = rem > 0 ? rem : kAboutToFireNs;
       break;
+    case Kind::kRlimitCpu:
+      out.value_ns = rem;
+      break;
     case Kind::kPosix:
       // A signal not yet delivered reads as 1 ns left; an expired SIGEV_NONE timer as 0.
       out.value_ns = rem > 0 ? rem : (none ? 0 : 1);
@@ -315,6 +369,8 @@ void ProcessTimers::SignalsDiscarded() {
 
 void ProcessTimers::KillAll() {
   KillPosix();
+  if (rlimit_cpu) rlimit_cpu->Kill();
+  rlimit_cpu.reset();
   for (auto& timer : itimers) {
     if (timer) timer->Kill();
     timer.reset();

@@ -17,6 +17,9 @@
 //  - ITIMER_REAL sends SIGALRM (SI_KERNEL) to the process; a periodic one is re-armed when
 //    SIGALRM is taken from the process's queue (Kernel::DequeueSignal), not when it fires.
 //  - ITIMER_VIRTUAL/PROF send SIGVTALRM/SIGPROF and re-arm at once.
+//  - RLIMIT_CPU: at the soft limit of the process's CPU time (user + system) SIGXCPU
+//    (SI_KERNEL), and the soft limit moves up a second, so that it comes again every second;
+//    at the hard limit SIGKILL. Like Linux, nothing happens while the soft limit is infinite.
 //  - A POSIX timer sends its sigevent's signal (SI_TIMER, si_timerid, si_value) to the process
 //    or to one thread (SIGEV_THREAD_ID). A periodic one stops until its signal is taken; then
 //    it is moved past now and the expirations it missed become si_overrun and what
@@ -75,7 +78,7 @@ struct TimerSetting {
 
 class KTimer : public std::enable_shared_from_this<KTimer> {
  public:
-  enum class Kind { kItimerReal, kItimerVirtual, kItimerProf, kPosix };
+  enum class Kind { kItimerReal, kItimerVirtual, kItimerProf, kPosix, kRlimitCpu };
   enum class Status { kDisarmed, kArmed, kRequeuePending };
 
   KTimer(Kernel& k, ThreadGroup& tg, Kind kind, TimerClock clock)
@@ -109,6 +112,7 @@ class KTimer : public std::enable_shared_from_this<KTimer> {
   void Fire(uint64_t generation);
   void Expire(int64_t now);
   bool SendPosixSignal();
+  void ExpireRlimitCpu(int64_t now);
   // The SIGEV_THREAD_ID thread if it is still one of the process's; the timer's queued
   // signal, if any.
   Task* TargetThread();
@@ -138,6 +142,11 @@ struct ProcessTimers {
   std::array<std::shared_ptr<KTimer>, 3> itimers;
   std::map<int, std::shared_ptr<KTimer>> posix;
   int next_posix_id = 0;
+  std::shared_ptr<KTimer> rlimit_cpu;  // RLIMIT_CPU's, while the soft limit is finite
+
+  // (Re)arms RLIMIT_CPU's timer of `tg` from its limits: after setrlimit, and for a new
+  // process (fork, init), whose CPU time starts at zero. Preconditions: Kernel::mu_ held.
+  void UpdateRlimitCpu(Kernel& k, ThreadGroup& tg);
 
   // Kills the POSIX timers (execve), or all timers (exit).
   void KillPosix();

@@ -118,6 +118,7 @@ Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint6
   Carve(addr, len);
   Vma v{addr + len, prot & kProtMask, (flags & MAP_SHARED) != 0, (flags & MAP_GROWSDOWN) != 0,
         std::move(name)};
+  v.lock = future_lock_ | ((flags & MAP_LOCKED) ? kLocked : 0);
   if (source != nullptr) {
     v.dev = source->dev;
     v.ino = source->ino;
@@ -297,6 +298,7 @@ Result<uint64_t> MemoryManager::Brk(platform::Context& via, uint64_t addr) {
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     if (!r.ok()) return brk_;
     vmas_[old_end] = Vma{new_end, PROT_READ | PROT_WRITE, false, false, "[heap]"};
+    vmas_[old_end].lock = future_lock_;
   } else if (new_end < old_end) {
     if (!as_->Unmap(via, GuestAddr(new_end), old_end - new_end).ok()) return brk_;
     Carve(new_end, old_end - new_end);
@@ -359,7 +361,9 @@ std::shared_ptr<MemoryManager> MemoryManager::Fork(
   auto child = std::make_shared<MemoryManager>(std::move(child_as));
   absl::MutexLock l(&mu_);
   child->vmas_ = vmas_;
+  for (auto& [start, v] : child->vmas_) v.lock = 0;  // locks and MCL_FUTURE stay behind
   child->brk_start_ = brk_start_;
+  child->membarrier_registered_ = membarrier_registered_;  // Linux's fork keeps them too
   child->brk_ = brk_;
   return child;
 }
@@ -376,8 +380,65 @@ MemoryManager::Usage MemoryManager::MemoryUsage() {
     if (v.shared || file) u.shared += pages;
     if (file && (v.prot & PROT_EXEC)) u.text += pages;
     if (!v.shared && (v.prot & PROT_WRITE)) u.data += pages;
+    if (v.lock & kLocked) u.locked_resident += pages;
   }
+  u.locked = LockedPagesLocked(0, ~uint64_t{0});
   return u;
+}
+
+void MemoryManager::SplitAt(uint64_t at) {
+  auto it = vmas_.upper_bound(at);
+  if (it == vmas_.begin()) return;
+  --it;
+  if (it->first == at || it->second.end <= at) return;
+  Vma right = it->second;  // a copy: one more VMA maps the source (MappingHold)
+  right.shared_off += at - it->first;
+  it->second.end = at;
+  vmas_[at] = std::move(right);
+}
+
+Result<void> MemoryManager::SetLock(uint64_t addr, uint64_t len, uint8_t lock) {
+  if (Overflows(addr, len)) return Errno(EINVAL);
+  absl::MutexLock l(&mu_);
+  // The mapped run that starts at addr.
+  uint64_t end = addr;
+  auto it = vmas_.upper_bound(addr);
+  if (it != vmas_.begin()) --it;
+  for (; it != vmas_.end() && end < addr + len; ++it) {
+    if (it->second.end <= end) continue;
+    if (it->first > end) break;
+    end = std::min(it->second.end, addr + len);
+  }
+  if (end > addr) {
+    SplitAt(addr);
+    SplitAt(end);
+    for (auto v = vmas_.find(addr); v != vmas_.end() && v->first < end; ++v) v->second.lock = lock;
+  }
+  if (end < addr + len) return Errno(ENOMEM);
+  return Ok();
+}
+
+void MemoryManager::SetLockAll(std::optional<uint8_t> current, uint8_t future) {
+  absl::MutexLock l(&mu_);
+  future_lock_ = future;
+  if (!current) return;
+  for (auto& [start, v] : vmas_) v.lock = *current;
+}
+
+uint64_t MemoryManager::LockedPages(uint64_t addr, uint64_t len) {
+  absl::MutexLock l(&mu_);
+  return LockedPagesLocked(addr, len);
+}
+
+uint64_t MemoryManager::LockedPagesLocked(uint64_t addr, uint64_t len) {
+  uint64_t end = Overflows(addr, len) ? ~uint64_t{0} : addr + len;
+  uint64_t pages = 0;
+  for (auto& [start, v] : vmas_) {
+    if (!(v.lock & kLocked)) continue;
+    uint64_t lo = std::max(start, addr), hi = std::min(v.end, end);
+    if (lo < hi) pages += (hi - lo) / kPageSize;
+  }
+  return pages;
 }
 
 std::string MemoryManager::Maps() {

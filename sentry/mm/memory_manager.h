@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -85,7 +86,15 @@ struct Vma {
   uint64_t ino = 0;
   bool may_write = true;
   MappingHold hold;  // the source's observer, if it has one
+  uint8_t lock = 0;  // kLocked, kLockOnFault (mlock): not inherited by fork
 };
+
+// A VMA's lock flags, as Linux's VM_LOCKED and VM_LOCKONFAULT. The Sentry records them for the
+// guest's accounting (VmLck, RLIMIT_MEMLOCK) but does not lock host memory: it will not pin
+// the host's memory for a guest, and nothing a guest can observe depends on it (the host may
+// still swap the pages, which a guest cannot tell from residency).
+inline constexpr uint8_t kLocked = 1;
+inline constexpr uint8_t kLockOnFault = 2;
 
 class MemoryManager {
  public:
@@ -120,6 +129,30 @@ class MemoryManager {
   void SetBrkStart(uint64_t start);
   // mincore / msync range check: ENOMEM if any page in [addr, addr+len) is unmapped.
   Result<void> CheckMapped(uint64_t addr, uint64_t len);
+  // mlock/munlock: sets the lock flags of the VMAs in [addr, addr+len) to `lock`, splitting at
+  // the edges. As Linux's apply_vma_lock_flags, the VMAs before the first unmapped page are
+  // changed, and then that hole fails it with ENOMEM.
+  Result<void> SetLock(uint64_t addr, uint64_t len, uint8_t lock);
+  // mlockall/munlockall: `current`, if set, becomes every VMA's lock flags; `future` those of
+  // every later mapping (MCL_FUTURE; 0 for none).
+  void SetLockAll(std::optional<uint8_t> current, uint8_t future);
+  uint8_t future_lock() {
+    absl::MutexLock l(&mu_);
+    return future_lock_;
+  }
+  // Locked pages (VmLck, Linux's locked_vm): all of them, or those in [addr, addr+len).
+  uint64_t LockedPages(uint64_t addr = 0, uint64_t len = ~uint64_t{0});
+  // membarrier(2)'s registrations (MEMBARRIER_CMD_REGISTER_*), a bit per command; per mm, as
+  // Linux keeps them: a fork copies them, execve starts without.
+  uint32_t membarrier_registered() {
+    absl::MutexLock l(&mu_);
+    return membarrier_registered_;
+  }
+  void add_membarrier_registration(uint32_t bit) {
+    absl::MutexLock l(&mu_);
+    membarrier_registered_ |= bit;
+  }
+
   // A futex key: the mm itself for private memory, the shared object for MAP_SHARED.
   std::pair<uint64_t, uint64_t> FutexKey(uint64_t addr, bool private_futex);
 
@@ -135,6 +168,8 @@ class MemoryManager {
     uint64_t shared = 0;    // resident pages of shared or file mappings
     uint64_t text = 0;      // executable file mappings
     uint64_t data = 0;      // private writable mappings, the stack included
+    uint64_t locked = 0;    // mlocked mappings (VmLck)
+    uint64_t locked_resident = 0;  // accessible mlocked mappings (smaps' Locked)
   };
   Usage MemoryUsage();
 
@@ -145,12 +180,17 @@ class MemoryManager {
   void Carve(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Reserved(uint64_t addr, uint64_t len) const;
   void SyncGrowsDown(uint64_t addr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Splits the VMA containing `at` in two there (nothing if `at` starts a VMA or is unmapped).
+  void SplitAt(uint64_t at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t LockedPagesLocked(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::shared_ptr<platform::AddressSpace> as_;
   absl::Mutex mu_;
   std::map<uint64_t, Vma> vmas_ ABSL_GUARDED_BY(mu_);  // keyed by start
   uint64_t brk_start_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t brk_ ABSL_GUARDED_BY(mu_) = 0;
+  uint8_t future_lock_ ABSL_GUARDED_BY(mu_) = 0;  // mlockall(MCL_FUTURE), Linux's def_flags
+  uint32_t membarrier_registered_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sentry::mm
