@@ -1,5 +1,5 @@
-// Directories: mkdir/rmdir and their errors, getdents64 contents and d_type,
-// readdir while entries are removed, seekdir/telldir/rewinddir, opendir
+// Directories: mkdir/rmdir and their errors, getdents64 and legacy getdents
+// contents and d_type, readdir while entries are removed, seekdir/telldir/rewinddir, opendir
 // errors, link counts, reading a removed directory, setgid directories.
 //
 // Works in its own scratch directory under /tmp (conf_tmpdir).
@@ -399,6 +399,95 @@ TEST(setgid_directory_inherits_group) {
   CHECK_OK(rmdir("plain"));
 }
 
+// The legacy getdents (linux_dirent: the name right after d_reclen, d_type in
+// the record's last byte) must list what getdents64 lists, with the same
+// inode numbers and types, on every kind of file system: the scratch
+// directory, host directories, /dev and /proc (not /proc itself: processes
+// come and go between two listings).
+struct linux_dirent {
+  unsigned long d_ino;
+  unsigned long d_off;
+  unsigned short d_reclen;
+  char d_name[];
+};
+
+// "name:type:ino;" for each entry, in listing order, read with `nr`.
+static void listing(const char *path, long nr, size_t bufsize, char *out,
+                    size_t cap) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY);
+  CHECK(fd >= 0);
+  char buf[16384];
+  size_t used = 0;
+  out[0] = '\0';
+  for (;;) {
+    long r = syscall(nr, fd, buf, bufsize);
+    CHECK(r >= 0);
+    if (r == 0) break;
+    for (long off = 0; off < r;) {
+      const char *name;
+      unsigned long ino;
+      unsigned type;
+      unsigned short reclen;
+      if (nr == SYS_getdents64) {
+        struct dirent64 *d = (struct dirent64 *)(buf + off);
+        name = d->d_name, ino = d->d_ino, type = d->d_type;
+        reclen = d->d_reclen;
+      } else {
+        struct linux_dirent *d = (struct linux_dirent *)(buf + off);
+        name = d->d_name, ino = d->d_ino, reclen = d->d_reclen;
+        type = (unsigned char)buf[off + reclen - 1];
+      }
+      CHECK_EQ(reclen % 8, 0);
+      int n = snprintf(out + used, cap - used, "%s:%u:%lu;", name, type, ino);
+      CHECK(n > 0 && (size_t)n < cap - used);
+      used += n;
+      off += reclen;
+    }
+  }
+  CHECK_OK(close(fd));
+}
+
+TEST(legacy_getdents) {
+  CHECK_OK(mkdir("old", 0755));
+  conf_put_file("old/file", "", 0644);
+  conf_put_file("old/a-much-longer-name-than-eight-bytes", "", 0644);
+  CHECK_OK(mkdir("old/dir", 0755));
+  CHECK_OK(symlink("file", "old/lnk"));
+  CHECK_OK(mkfifo("old/fifo", 0644));
+  static char a[65536], b[65536];
+  const char *dirs[] = {"old", "/usr/bin", "/etc", "/dev", "/proc/sys", "/proc/self"};
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    listing(dirs[i], SYS_getdents64, 16384, a, sizeof(a));
+    listing(dirs[i], SYS_getdents, 16384, b, sizeof(b));
+    if (strcmp(a, b) != 0) {
+      fprintf(stderr, "%s: getdents64 %s\ngetdents %s\n", dirs[i], a, b);
+      CHECK(0);
+    }
+    // One entry per call: the records are as long as getdents64's.
+    listing(dirs[i], SYS_getdents, 64, b, sizeof(b));
+    CHECK_EQ(strcmp(a, b), 0);
+  }
+  CHECK(strstr(a, "fd:4:") != NULL);  // /proc/self/fd is a directory
+
+  int fd = open("old", O_RDONLY | O_DIRECTORY);
+  CHECK(fd >= 0);
+  char buf[64];
+  CHECK_ERRNO(syscall(SYS_getdents, fd, buf, 8), EINVAL);
+  CHECK_ERRNO(syscall(SYS_getdents, fd, NULL, sizeof(buf)), EFAULT);
+  CHECK_ERRNO(syscall(SYS_getdents, 999, buf, sizeof(buf)), EBADF);
+  CHECK_OK(close(fd));
+  fd = open("old/file", O_RDONLY);
+  CHECK_ERRNO(syscall(SYS_getdents, fd, buf, sizeof(buf)), ENOTDIR);
+  CHECK_OK(close(fd));
+  const char *names[] = {"old/file", "old/a-much-longer-name-than-eight-bytes",
+                         "old/lnk", "old/fifo"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    CHECK_OK(unlink(names[i]));
+  }
+  CHECK_OK(rmdir("old/dir"));
+  CHECK_OK(rmdir("old"));
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   umask(022);
@@ -406,6 +495,7 @@ int main(int argc, char **argv) {
   RUN(mkdir_rmdir);
   RUN(getdents_lists_exactly_the_entries);
   RUN(getdents_errors);
+  RUN(legacy_getdents);
   RUN(readdir_survives_unlink_during_iteration);
   RUN(seekdir_telldir_rewinddir);
   RUN(directory_link_counts);

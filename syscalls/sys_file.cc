@@ -1,9 +1,11 @@
 // Opening, closing and duplicating files; fcntl, ioctl, pipes, directories, cwd.
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "syscalls/common.h"
+#include "syscalls/fcntl_async.h"
 #include "syscalls/sys_socket.h"
 #include "syscalls/sys_tty.h"
 #include "vfs/inotify.h"
@@ -175,8 +177,17 @@ Result<uint64_t> SysFcntl(Task& t, int fd, int cmd, uint64_t arg) {
         vfs::Creds c = t.VfsContext().creds;
         if (c.uid != st.st_uid && !c.Capable(CAP_FOWNER)) return Errno(EPERM);
       }
-      e.file->SetStatusFlags(static_cast<int>(arg));
-      return 0;
+      return FcntlSetFl(e.file, fd, static_cast<int>(arg));
+    case F_SETOWN:
+    case F_GETOWN:
+    case F_SETOWN_EX:
+    case F_GETOWN_EX:
+    case F_SETSIG:
+    case F_GETSIG:
+      return FcntlAsync(t, e.file, cmd, arg);
+    case F_SETLEASE:
+    case F_GETLEASE:
+      return FcntlLease(t, e.file, fd, cmd, arg);
     case F_GETLK:
     case F_SETLK:
     case F_SETLKW:
@@ -247,6 +258,11 @@ Result<uint64_t> SysIoctl(Task& t, int fd, uint64_t cmd, uint64_t arg) {
       f->SetStatusFlags(on ? f->flags() | O_NONBLOCK : f->flags() & ~O_NONBLOCK);
       return 0;
     }
+    case FIOASYNC: {
+      int on = SENTRY_TRY(t.CopyIn<int>(GuestAddr(arg)));
+      SENTRY_TRY(SetAsyncFlag(f, fd, on != 0, true));
+      return 0;
+    }
     case FIONREAD: {
       int n = static_cast<int>(SENTRY_TRY(f->Ioctl(t, cmd, arg)));
       SENTRY_TRY(t.CopyOut(GuestAddr(arg), n));
@@ -315,6 +331,32 @@ Result<uint64_t> SysGetdents64(Task& t, int fd, GuestAddr buf, uint32_t count) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   std::vector<uint8_t> data(std::min<uint32_t>(count, 1 << 20));
   size_t n = SENTRY_TRY(f->GetDents(data));
+  vfs::NotifyFile(*f, IN_ACCESS);
+  SENTRY_TRY(t.CopyOutBytes(buf, {data.data(), n}));
+  return n;
+}
+
+// The legacy getdents: struct linux_dirent { u64 d_ino; s64 d_off; u16 d_reclen; char
+// d_name[]; ...; u8 d_type at d_reclen - 1 }. For any name its record is exactly as long as
+// the dirent64 one (both round 20 + name length up to 8 bytes), so the same entries fit the
+// same buffer: read dirent64 records and rearrange each in place.
+Result<uint64_t> SysGetdents(Task& t, int fd, GuestAddr buf, uint32_t count) {
+  auto f = SENTRY_TRY(GetFile(t, fd));
+  std::vector<uint8_t> data(std::min<uint32_t>(count, 1 << 20));
+  size_t n = SENTRY_TRY(f->GetDents(data));
+  constexpr size_t kName64 = offsetof(struct dirent64, d_name);  // 19
+  constexpr size_t kName = kName64 - 1;                          // after d_reclen
+  for (size_t pos = 0; pos < n;) {
+    uint8_t* rec = data.data() + pos;
+    uint16_t reclen;
+    memcpy(&reclen, rec + offsetof(struct dirent64, d_reclen), sizeof(reclen));
+    uint8_t type = rec[offsetof(struct dirent64, d_type)];
+    size_t name_len = strnlen(reinterpret_cast<char*>(rec + kName64), reclen - kName64);
+    memmove(rec + kName, rec + kName64, name_len);
+    memset(rec + kName + name_len, 0, reclen - kName - name_len);
+    rec[reclen - 1] = type;
+    pos += reclen;
+  }
   vfs::NotifyFile(*f, IN_ACCESS);
   SENTRY_TRY(t.CopyOutBytes(buf, {data.data(), n}));
   return n;

@@ -266,6 +266,14 @@ Result<uint64_t> SysTruncate(Task& t, GuestAddr path, int64_t length) {
   if (length < 0) return Errno(EINVAL);
   vfs::Context ctx = t.VfsContext();
   vfs::Path p = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, path, 0));
+  // As Linux's vfs_truncate, a caller allowed to write breaks the file's leases first, as an
+  // open for writing would (the checks run again in SetAttr and give the errors).
+  if (vfs::FileLocks* locks = p.inode()->locks_if_any()) {
+    auto st = p.inode()->Stat();
+    if (st.ok() && S_ISREG(st->st_mode) && vfs::CheckPermission(ctx.creds, *st, 2).ok()) {
+      SENTRY_TRY(locks->BreakLeases(t, nullptr, true, false));
+    }
+  }
   vfs::SetAttrRequest r;
   r.mask = vfs::kAttrSize;
   r.size = static_cast<uint64_t>(length);
@@ -388,10 +396,48 @@ Result<vfs::Path> XattrTarget(Task& t, GuestAddr path, bool follow) {
   return ResolveAt(t, ctx, AT_FDCWD, path, follow ? 0 : AT_SYMLINK_NOFOLLOW);
 }
 
+// Names are 1 to 255 bytes; longer ones are ERANGE, as Linux's strncpy_from_user into a
+// 256-byte buffer.
+Result<std::string> CopyInXattrName(Task& t, GuestAddr name_addr) {
+  auto name = t.CopyInString(name_addr, XATTR_NAME_MAX + 1);
+  if (!name.ok()) return name.error().code() == ENAMETOOLONG ? Errno(ERANGE) : name.error();
+  if (name->empty() || name->size() > XATTR_NAME_MAX) return Errno(ERANGE);
+  return *name;
+}
+
+// Who may read (want 4) or write (want 2) attribute `name` of `p`, as Linux's
+// xattr_permission plus the capability module's rule for security.*: trusted.* is for
+// CAP_SYS_ADMIN only and invisible to others; user.* lives only on regular files and
+// directories (and a sticky directory's only for its owner) and follows the file's mode;
+// security.* is readable by all and writable with CAP_SYS_ADMIN.
+Result<void> XattrPermission(Task& t, const vfs::Path& p, const std::string& name, int want) {
+  vfs::Context ctx = t.VfsContext();
+  bool admin = ctx.creds.Capable(CAP_SYS_ADMIN);
+  bool write = want & 2;
+  if (name.starts_with("security.")) {
+    return write && !admin ? Errno(EPERM) : Ok();
+  }
+  if (name.starts_with("trusted.")) {
+    if (!admin) return write ? Errno(EPERM) : Errno(ENODATA);
+    return Ok();
+  }
+  struct stat st = SENTRY_TRY(p.inode()->Stat());
+  if (name.starts_with("user.")) {
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      return write ? Errno(EPERM) : Errno(ENODATA);
+    }
+    if (write && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid != ctx.creds.uid &&
+        !admin) {
+      return Errno(EPERM);
+    }
+  }
+  return vfs::CheckPermission(ctx.creds, st, want);
+}
+
 Result<uint64_t> DoGetxattr(Task& t, const vfs::Path& p, GuestAddr name_addr, GuestAddr value,
                             size_t size) {
-  std::string name = SENTRY_TRY(t.CopyInString(name_addr, XATTR_NAME_MAX + 1));
-  if (name.empty() || name.size() > XATTR_NAME_MAX) return Errno(ERANGE);
+  std::string name = SENTRY_TRY(CopyInXattrName(t, name_addr));
+  SENTRY_TRY(XattrPermission(t, p, name, 4));
   std::string v = SENTRY_TRY(p.inode()->GetXattr(name));
   if (size == 0) return v.size();
   if (v.size() > size) return Errno(ERANGE);
@@ -403,19 +449,23 @@ Result<uint64_t> DoSetxattr(Task& t, const vfs::Path& p, GuestAddr name_addr, Gu
                             size_t size, int flags) {
   if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) return Errno(EINVAL);
   if (size > XATTR_SIZE_MAX) return Errno(E2BIG);
-  std::string name = SENTRY_TRY(t.CopyInString(name_addr, XATTR_NAME_MAX + 1));
-  if (name.empty() || name.size() > XATTR_NAME_MAX) return Errno(ERANGE);
+  std::string name = SENTRY_TRY(CopyInXattrName(t, name_addr));
   std::string v(size, '\0');
   SENTRY_TRY(t.CopyInBytes(value, {reinterpret_cast<uint8_t*>(v.data()), size}));
   if (p.mnt->read_only()) return Errno(EROFS);
+  SENTRY_TRY(XattrPermission(t, p, name, 2));
   SENTRY_TRY(p.inode()->SetXattr(name, v, flags));
   return 0;
 }
 
 Result<uint64_t> DoListxattr(Task& t, const vfs::Path& p, GuestAddr list, size_t size) {
   std::vector<std::string> names = SENTRY_TRY(p.inode()->ListXattr());
+  bool admin = t.VfsContext().creds.Capable(CAP_SYS_ADMIN);
   std::string out;
-  for (auto& n : names) out += n + '\0';
+  for (auto& n : names) {
+    if (n.starts_with("trusted.") && !admin) continue;  // as Linux's simple_xattr_list
+    out += n + '\0';
+  }
   if (size == 0) return out.size();
   if (out.size() > size) return Errno(ERANGE);
   SENTRY_TRY(t.CopyOutBytes(list, {reinterpret_cast<const uint8_t*>(out.data()), out.size()}));
@@ -423,8 +473,9 @@ Result<uint64_t> DoListxattr(Task& t, const vfs::Path& p, GuestAddr list, size_t
 }
 
 Result<uint64_t> DoRemovexattr(Task& t, const vfs::Path& p, GuestAddr name_addr) {
-  std::string name = SENTRY_TRY(t.CopyInString(name_addr, XATTR_NAME_MAX + 1));
+  std::string name = SENTRY_TRY(CopyInXattrName(t, name_addr));
   if (p.mnt->read_only()) return Errno(EROFS);
+  SENTRY_TRY(XattrPermission(t, p, name, 2));
   SENTRY_TRY(p.inode()->RemoveXattr(name));
   return 0;
 }

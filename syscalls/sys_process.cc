@@ -345,6 +345,9 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options,
         // __WCLONE selects children that do not signal SIGCHLD on exit.
         bool clone_child = c->exit_signal != SIGCHLD;
         if (!(options & __WALL) && clone_child != static_cast<bool>(options & __WCLONE)) continue;
+        // A zombie is nothing to wait for without WEXITED: it will never stop or continue
+        // again, so a wait for those alone ends with ECHILD (Linux's wait_consider_task).
+        if (c->zombie && !(options & WEXITED)) continue;
         any = true;
         if (c->zombie && (options & WEXITED)) {
           WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid, c->cpu_exited + c->cpu_children};

@@ -120,6 +120,7 @@ Result<uint64_t> SysFutex(Task& t, uint64_t addr, int op, uint32_t val, uint64_t
 Result<uint64_t> SysGetRobustList(Task& t, int pid, GuestAddr head, GuestAddr len);
 Result<uint64_t> SysGetcwd(Task& t, GuestAddr buf, size_t size);
 Result<uint64_t> SysGetdents64(Task& t, int fd, GuestAddr buf, uint32_t count);
+Result<uint64_t> SysGetdents(Task& t, int fd, GuestAddr buf, uint32_t count);
 Result<uint64_t> SysGetegid(Task& t);
 Result<uint64_t> SysGeteuid(Task& t);
 Result<uint64_t> SysGetgid(Task& t);
@@ -298,7 +299,7 @@ namespace {
 constexpr SyscallEntry kTable[] = {
     FULL(0, "read", SysRead, Arg::kFd, Arg::kPtr, Arg::kUint),
     FULL(1, "write", SysWrite, Arg::kFd, Arg::kPtr, Arg::kUint),
-    PARTIAL(2, "open", SysOpen, "O_TMPFILE: EOPNOTSUPP; FIFOs open without waiting", Arg::kStr, Arg::kHex, Arg::kOct),
+    PARTIAL(2, "open", SysOpen, "O_TMPFILE: EOPNOTSUPP; FIFOs of host bind mounts (gofer) open without waiting for the other side", Arg::kStr, Arg::kHex, Arg::kOct),
     FULL(3, "close", SysClose, Arg::kFd),
     FULL(4, "stat", SysStat, Arg::kStr, Arg::kPtr),
     FULL(5, "fstat", SysFstat, Arg::kFd, Arg::kPtr),
@@ -312,7 +313,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(13, "rt_sigaction", SysRtSigaction, Arg::kSig, Arg::kPtr, Arg::kPtr, Arg::kUint),
     FULL(14, "rt_sigprocmask", SysRtSigprocmask, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kUint),
     FULL(15, "rt_sigreturn", SysRtSigreturn),
-    PARTIAL(16, "ioctl", SysIoctl, "FIONREAD, FIONBIO, FIOCLEX/FIONCLEX; ptys: termios (TCGETS/TCSETS*, termios2), window size, foreground group, controlling terminal, TIOCGPTN/TIOCSPTLCK/TIOCGPTPEER, TCFLSH; TIOCSTI refused (EIO); no packet mode (TIOCPKT) or modem lines; the caller's own terminal (sentry-run's stdio): ENOTTY", Arg::kFd, Arg::kHex, Arg::kHex),
+    PARTIAL(16, "ioctl", SysIoctl, "FIONREAD, FIONBIO, FIOASYNC, FIOCLEX/FIONCLEX; ptys: termios (TCGETS/TCSETS*, termios2), window size, foreground group, controlling terminal, TIOCGPTN/TIOCSPTLCK/TIOCGPTPEER, TCFLSH; TIOCSTI refused (EIO); no packet mode (TIOCPKT) or modem lines; the caller's own terminal (sentry-run's stdio): ENOTTY", Arg::kFd, Arg::kHex, Arg::kHex),
     FULL(17, "pread64", SysPread64, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kInt),
     FULL(18, "pwrite64", SysPwrite64, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kInt),
     FULL(19, "readv", SysReadv, Arg::kFd, Arg::kPtr, Arg::kInt),
@@ -368,13 +369,13 @@ constexpr SyscallEntry kTable[] = {
     FULL(69, "msgsnd", SysMsgsnd, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(70, "msgrcv", SysMsgrcv, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kInt, Arg::kHex),
     FULL(71, "msgctl", SysMsgctl, Arg::kInt, Arg::kInt, Arg::kPtr),
-    PARTIAL(72, "fcntl", SysFcntl, "F_NOTIFY (dnotify) is accepted on directories but sends no signal; no F_SETOWN/F_SETSIG/O_ASYNC or leases yet", Arg::kFd, Arg::kInt, Arg::kHex),
+    PARTIAL(72, "fcntl", SysFcntl, "F_NOTIFY (dnotify) is accepted on directories but sends no signal; O_ASYNC signals (SIGIO or F_SETSIG) go out shortly after the event rather than during the call that caused it", Arg::kFd, Arg::kInt, Arg::kHex),
     FULL(73, "flock", SysFlock, Arg::kFd, Arg::kHex),
     FULL(74, "fsync", SysFsync, Arg::kFd),
     FULL(75, "fdatasync", SysFdatasync, Arg::kFd),
     FULL(76, "truncate", SysTruncate, Arg::kStr, Arg::kInt),
     FULL(77, "ftruncate", SysFtruncate, Arg::kFd, Arg::kInt),
-    UNIMPL(78, "getdents", ""),
+    FULL(78, "getdents", SysGetdents, Arg::kFd, Arg::kPtr, Arg::kUint),
     FULL(79, "getcwd", SysGetcwd, Arg::kPtr, Arg::kUint),
     FULL(80, "chdir", SysChdir, Arg::kStr),
     FULL(81, "fchdir", SysFchdir, Arg::kFd),
@@ -429,7 +430,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(130, "rt_sigsuspend", SysRtSigsuspend, Arg::kPtr, Arg::kUint),
     PARTIAL(131, "sigaltstack", SysSigaltstack, "SS_AUTODISARM is ignored", Arg::kPtr, Arg::kPtr),
     FULL(132, "utime", SysUtime, Arg::kStr, Arg::kPtr),
-    PARTIAL(133, "mknod", SysMknod, "FIFOs open without waiting for the other side", Arg::kStr, Arg::kOct, Arg::kHex),
+    PARTIAL(133, "mknod", SysMknod, "FIFOs of host bind mounts (gofer) open without waiting for the other side", Arg::kStr, Arg::kOct, Arg::kHex),
     UNIMPL(134, "uselib", ""),
     PARTIAL(135, "personality", SysPersonality, "any value is stored, inherited over clone and kept by execve (READ_IMPLIES_EXEC dropped); the sandbox never randomizes, so ADDR_NO_RANDOMIZE and the other flags change nothing", Arg::kHex),
     UNIMPL(136, "ustat", ""),
@@ -484,9 +485,9 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(185, "security", ""),
     FULL(186, "gettid", SysGettid),
     PARTIAL(187, "readahead", SysReadahead, "a hint; does nothing", Arg::kFd, Arg::kInt, Arg::kUint),
-    PARTIAL(188, "setxattr", SysSetxattr, "tmpfs and overlay upper: EOPNOTSUPP", Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
-    PARTIAL(189, "lsetxattr", SysLsetxattr, "tmpfs and overlay upper: EOPNOTSUPP", Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
-    PARTIAL(190, "fsetxattr", SysFsetxattr, "tmpfs and overlay upper: EOPNOTSUPP", Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
+    PARTIAL(188, "setxattr", SysSetxattr, "tmpfs and the overlay upper keep trusted.*, security.* and user.* in memory; no system.posix_acl_* (EOPNOTSUPP), and security.capability values are not validated", Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
+    PARTIAL(189, "lsetxattr", SysLsetxattr, "tmpfs and the overlay upper keep trusted.*, security.* and user.* in memory; no system.posix_acl_* (EOPNOTSUPP), and security.capability values are not validated", Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
+    PARTIAL(190, "fsetxattr", SysFsetxattr, "tmpfs and the overlay upper keep trusted.*, security.* and user.* in memory; no system.posix_acl_* (EOPNOTSUPP), and security.capability values are not validated", Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(191, "getxattr", SysGetxattr, Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint),
     FULL(192, "lgetxattr", SysLgetxattr, Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint),
     FULL(193, "fgetxattr", SysFgetxattr, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kUint),
@@ -553,9 +554,9 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(254, "inotify_add_watch", SysInotifyAddWatch, "events for changes made inside the sandbox only (not host-side changes under gofer mounts); a hard link made on the overlay is a separate inode to watches; IN_EXCL_UNLINK accepted, not applied; no IN_UNMOUNT", Arg::kFd, Arg::kStr, Arg::kHex),
     FULL(255, "inotify_rm_watch", SysInotifyRmWatch, Arg::kFd, Arg::kInt),
     UNIMPL(256, "migrate_pages", ""),
-    PARTIAL(257, "openat", SysOpenat, "O_TMPFILE: EOPNOTSUPP; FIFOs open without waiting", Arg::kFd, Arg::kStr, Arg::kHex, Arg::kOct),
+    PARTIAL(257, "openat", SysOpenat, "O_TMPFILE: EOPNOTSUPP; FIFOs of host bind mounts (gofer) open without waiting for the other side", Arg::kFd, Arg::kStr, Arg::kHex, Arg::kOct),
     FULL(258, "mkdirat", SysMkdirat, Arg::kFd, Arg::kStr, Arg::kOct),
-    PARTIAL(259, "mknodat", SysMknodat, "FIFOs open without waiting for the other side", Arg::kFd, Arg::kStr, Arg::kOct, Arg::kHex),
+    PARTIAL(259, "mknodat", SysMknodat, "FIFOs of host bind mounts (gofer) open without waiting for the other side", Arg::kFd, Arg::kStr, Arg::kOct, Arg::kHex),
     FULL(260, "fchownat", SysFchownat, Arg::kFd, Arg::kStr, Arg::kInt, Arg::kInt, Arg::kHex),
     FULL(261, "futimesat", SysFutimesat, Arg::kFd, Arg::kStr, Arg::kPtr),
     FULL(262, "newfstatat", SysNewfstatat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kHex),

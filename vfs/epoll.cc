@@ -245,9 +245,9 @@ Result<std::vector<struct epoll_event>> Epoll::Wait(Blocker& b, int max, absl::T
 }
 
 EventMask Epoll::Readiness(EventMask mask) {
-  if (!(mask & kEventIn)) return 0;
+  if (!(mask & (kEventIn | kEventRdNorm))) return 0;
   absl::MutexLock l(&interest_mu_);
-  return CollectLocked(0).empty() ? 0 : kEventIn;
+  return CollectLocked(0).empty() ? 0 : mask & (kEventIn | kEventRdNorm);
 }
 
 std::shared_ptr<Epoll> NewEpoll() { return std::make_shared<Epoll>(); }

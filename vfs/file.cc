@@ -19,6 +19,11 @@ FileDescription::~FileDescription() {
   if (FileLocks* l = inode_->locks_if_any()) {
     l->ReleaseRecords(this);
     l->ReleaseFlock(this);
+    l->ReleaseLease(this);
+  }
+  if (Writable()) inode_->write_opens().fetch_sub(1);
+  if (!(flags() & O_PATH) && (flags() & O_ACCMODE) == O_RDONLY) {
+    inode_->read_only_opens().fetch_sub(1);
   }
   bool last = inode_->open_files().fetch_sub(1) == 1;
   if (!InotifyActive()) return;
@@ -47,10 +52,30 @@ Result<void> FileDescription::Stat(struct stat* st) {
 }
 Result<uint64_t> FileDescription::Ioctl(Blocker&, uint64_t, uint64_t) { return Errno(ENOTTY); }
 
+AsyncState& FileDescription::async() {
+  absl::MutexLock l(&mu_);
+  if (!async_) async_ = std::make_unique<AsyncState>();
+  return *async_;
+}
+
+void FileDescription::StopAsync() {
+  AsyncState* a;
+  {
+    absl::MutexLock l(&mu_);
+    a = async_.get();
+  }
+  if (a != nullptr) a->Disable();
+}
+
 void FileDescription::SetStatusFlags(int flags) {
-  constexpr int kSettable = O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME;
+  constexpr int kSettable = O_APPEND | O_NONBLOCK | O_DIRECT | O_NOATIME;
   absl::MutexLock l(&mu_);
   flags_ = (flags_ & ~kSettable) | (flags & kSettable);
+}
+
+void FileDescription::SetAsyncFlag(bool on) {
+  absl::MutexLock l(&mu_);
+  flags_ = on ? flags_ | O_ASYNC : flags_ & ~O_ASYNC;
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "sentry/base/errno.h"
 #include "sentry/base/wait_queue.h"
+#include "vfs/async.h"
 #include "vfs/inode.h"
 
 namespace sentry::vfs {
@@ -37,7 +38,9 @@ class FileDescription {
   virtual Result<size_t> PWrite(Blocker& b, std::span<const uint8_t> src, uint64_t off);
   virtual Result<uint64_t> Seek(int64_t off, int whence);
   // Current readiness, as poll(2) events. Files that can block expose a queue to wait on.
-  virtual EventMask Readiness(EventMask mask) { return mask & (kEventIn | kEventOut); }
+  virtual EventMask Readiness(EventMask mask) {
+    return mask & (kEventIn | kEventOut | kEventRdNorm | kEventWrNorm);
+  }
   virtual WaitQueue* Queue() { return nullptr; }
   // Defaults to the inode's attributes (or zeros for anonymous files).
   virtual Result<void> Stat(struct stat* st);
@@ -75,13 +78,32 @@ class FileDescription {
     return FileRef();
   }
 
+  // Signal-driven I/O (vfs/async.h). Files with a fasync operation on Linux (pipes, FIFOs,
+  // ttys, inotify, sockets) return true and notify Queue() when they become ready; O_ASYNC
+  // then makes those notifications signals to the F_SETOWN owner. Other files keep the flag
+  // and owner but never signal, as Linux.
+  virtual bool SignalsAsync() const { return false; }
+  // True for a file whose Queue() also carries another file's events (a pty's two ends):
+  // notifications are then checked against Readiness() before they become signals.
+  virtual bool AsyncChecksReadiness() const { return false; }
+  // The owner, signal and O_ASYNC watch; created on first use, lives as long as the file.
+  AsyncState& async();
+  // Stops the O_ASYNC watch: a file whose destructor notifies its queue (a pipe end going
+  // away) calls this first, so that it does not signal about its own close.
+  void StopAsync();
+
   // Where the file was opened (null for pipes and other anonymous files). Set once by the
   // VFS right after Inode::Open.
   void set_location(std::shared_ptr<Mount> mnt, std::shared_ptr<Dentry> d, InodeRef inode) {
     mnt_ = std::move(mnt);
     dentry_ = std::move(d);
     inode_ = std::move(inode);
-    if (inode_) inode_->open_files().fetch_add(1);
+    if (!inode_) return;
+    inode_->open_files().fetch_add(1);
+    if (Writable()) inode_->write_opens().fetch_add(1);
+    if (!(flags() & O_PATH) && (flags() & O_ACCMODE) == O_RDONLY) {
+      inode_->read_only_opens().fetch_add(1);
+    }
   }
   const std::shared_ptr<Mount>& mount() const { return mnt_; }
   const std::shared_ptr<Dentry>& dentry() const { return dentry_; }
@@ -91,8 +113,10 @@ class FileDescription {
     absl::MutexLock l(&mu_);
     return flags_;
   }
-  // F_SETFL: only O_APPEND, O_NONBLOCK (and O_ASYNC, O_DIRECT, O_NOATIME) change.
+  // F_SETFL: only O_APPEND, O_NONBLOCK, O_DIRECT and O_NOATIME change. O_ASYNC follows the
+  // O_ASYNC watch (vfs/async.h) and changes with SetAsyncFlag.
   void SetStatusFlags(int flags);
+  void SetAsyncFlag(bool on);
   bool NonBlocking() const { return flags() & O_NONBLOCK; }
   // Access mode 3 (O_RDWR|O_WRONLY) is neither readable nor writable, as on Linux.
   bool Readable() const {
@@ -113,6 +137,7 @@ class FileDescription {
   std::shared_ptr<Mount> mnt_;
   std::shared_ptr<Dentry> dentry_;
   InodeRef inode_;
+  std::unique_ptr<AsyncState> async_ ABSL_GUARDED_BY(mu_);
 };
 
 using FileRef = std::shared_ptr<FileDescription>;

@@ -141,12 +141,17 @@ class Inode : public std::enable_shared_from_this<Inode> {
   InodeWatches* watches_if_any() const { return watches_.load(std::memory_order_acquire); }
   // Open files of this inode (counted by FileDescription): IN_DELETE_SELF waits for the last.
   std::atomic<int>& open_files() { return open_files_; }
+  // Of those, the ones open for writing, and for reading only (leases count them).
+  std::atomic<int>& write_opens() { return write_opens_; }
+  std::atomic<int>& read_only_opens() { return read_only_opens_; }
 
  private:
   absl::Mutex locks_mu_;
   std::unique_ptr<FileLocks> locks_ ABSL_GUARDED_BY(locks_mu_);
   std::atomic<InodeWatches*> watches_{nullptr};  // owned, written once under locks_mu_
   std::atomic<int> open_files_{0};
+  std::atomic<int> write_opens_{0};
+  std::atomic<int> read_only_opens_{0};
 };
 
 // Permission check of `want` (MAY_* bits: 4 read, 2 write, 1 exec/search) against a stat.

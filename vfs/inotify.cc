@@ -45,6 +45,7 @@ class InotifyFile final : public AnonFile {
   Result<size_t> Read(Blocker& b, std::span<uint8_t> dst) override;
   EventMask Readiness(EventMask mask) override;
   WaitQueue* Queue() override { return &queue_; }
+  bool SignalsAsync() const override { return true; }
   Result<uint64_t> Ioctl(Blocker& b, uint64_t cmd, uint64_t arg) override;
 
   Result<int> Add(const std::shared_ptr<InotifyFile>& self, const InodeRef& inode,
@@ -134,7 +135,7 @@ Result<size_t> InotifyFile::Read(Blocker& b, std::span<uint8_t> dst) {
 
 EventMask InotifyFile::Readiness(EventMask mask) {
   absl::MutexLock l(&ev_mu_);
-  return events_.empty() ? 0 : (mask & kEventIn);
+  return events_.empty() ? 0 : (mask & (kEventIn | kEventRdNorm));
 }
 
 Result<uint64_t> InotifyFile::Ioctl(Blocker&, uint64_t cmd, uint64_t) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <string>
 
 #include "vfs/inode.h"
@@ -68,6 +69,15 @@ class MemInode : public Inode {
   Result<void> SetAttr(const SetAttrRequest& req) override;
   Result<struct statfs> StatFs() override;
 
+  // Extended attributes, kept in memory on tmpfs instances (the overlay's upper layer is
+  // one): the trusted.*, security.* and user.* namespaces; EOPNOTSUPP for other prefixes and
+  // on other in-memory file systems (proc, sys, devpts), as Linux. Who may touch which
+  // namespace is the VFS's check (vfs/xattr.h), not the inode's.
+  Result<std::string> GetXattr(const std::string& name) override;
+  Result<std::vector<std::string>> ListXattr() override;
+  Result<void> SetXattr(const std::string& name, const std::string& value, int flags) override;
+  Result<void> RemoveXattr(const std::string& name) override;
+
   uint64_t ino() const { return ino_; }
   const MemSuperRef& super() const { return sb_; }
   void AdjustLinks(int delta);
@@ -93,8 +103,12 @@ class MemInode : public Inode {
   struct timespec atime_ ABSL_GUARDED_BY(mu_);
   struct timespec mtime_ ABSL_GUARDED_BY(mu_);
   struct timespec ctime_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> xattrs_ ABSL_GUARDED_BY(mu_);
 
  private:
+  // EOPNOTSUPP unless this is a tmpfs and `name` is in a namespace it stores.
+  Result<void> CheckXattrName(const std::string& name) const;
+
   const MemSuperRef sb_;
   const uint32_t type_;
   const uint64_t ino_;

@@ -292,8 +292,20 @@ class OverlayInode final : public Inode {
     attrs.atime = st.st_atim;
     attrs.mtime = st.st_mtim;
     if (type_ != S_IFLNK) SENTRY_TRY(up->SetAttr(attrs));
+    CopyXattrs(*lower_, *up);
     upper_ = std::move(up);
     return Ok();
+  }
+
+  // The lower file's attributes go up with it, as Linux's ovl_copy_xattr; those the upper
+  // cannot hold (a namespace it has no handler for) are left behind, not an error.
+  static void CopyXattrs(Inode& from, Inode& to) {
+    auto names = from.ListXattr();
+    if (!names.ok()) return;
+    for (const std::string& name : *names) {
+      auto value = from.GetXattr(name);
+      if (value.ok()) (void)to.SetXattr(name, *value, 0);
+    }
   }
 
   static Result<void> CopyData(Inode& from, Inode& to) {

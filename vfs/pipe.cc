@@ -7,6 +7,11 @@
 
 namespace sentry::vfs {
 
+namespace {
+// Wakes FIFO opens waiting for a partner (WaitPartner) and nobody else: not a poll event.
+constexpr EventMask kFifoOpened = 1u << 30;
+}  // namespace
+
 Result<size_t> Pipe::Read(Blocker& b, std::span<uint8_t> dst, bool nonblock) {
   if (dst.empty()) return size_t{0};
   ScopedWait wait(queue_, b.waiter(), kEventIn | kEventHup);
@@ -56,10 +61,10 @@ EventMask Pipe::Readiness(bool read_end) {
   absl::MutexLock l(&mu_);
   EventMask m = 0;
   if (read_end) {
-    if (!buf_.empty()) m |= kEventIn;
+    if (!buf_.empty()) m |= kEventIn | kEventRdNorm;
     if (writers_ == 0 && had_writer_) m |= kEventHup;
   } else {
-    if (capacity_ >= buf_.size() + std::min(kPipeBuf, capacity_)) m |= kEventOut;
+    if (capacity_ >= buf_.size() + std::min(kPipeBuf, capacity_)) m |= kEventOut | kEventWrNorm;
     if (readers_ == 0) m |= kEventErr;
   }
   return m;
@@ -128,12 +133,38 @@ void Pipe::Consume(size_t n) {
 }
 
 void Pipe::AddEnd(bool read_end) {
+  {
+    absl::MutexLock l(&mu_);
+    if (read_end) {
+      readers_++;
+      read_opens_++;
+    } else {
+      writers_++;
+      write_opens_++;
+      had_writer_ = true;
+    }
+  }
+  queue_.Notify(kFifoOpened);
+}
+
+Result<void> Pipe::CheckNonblockingWriterOpen() {
   absl::MutexLock l(&mu_);
-  if (read_end) {
-    readers_++;
-  } else {
-    writers_++;
-    had_writer_ = true;
+  if (readers_ == 0) return Errno(ENXIO);
+  return Ok();
+}
+
+Result<void> Pipe::WaitPartner(Blocker& b, bool read_end) {
+  ScopedWait wait(queue_, b.waiter(), kFifoOpened);
+  uint64_t seen;
+  {
+    absl::MutexLock l(&mu_);
+    if (read_end ? writers_ > 0 : readers_ > 0) return Ok();
+    seen = read_end ? write_opens_ : read_opens_;
+  }
+  for (;;) {
+    SENTRY_TRY(b.Wait());
+    absl::MutexLock l(&mu_);
+    if ((read_end ? write_opens_ : read_opens_) != seen) return Ok();
   }
 }
 
@@ -158,6 +189,7 @@ class PipeEnd final : public FileDescription {
     if (write_end_) pipe_->AddEnd(false);
   }
   ~PipeEnd() override {
+    StopAsync();
     if (read_end_) pipe_->RemoveEnd(true);
     if (write_end_) pipe_->RemoveEnd(false);
   }
@@ -177,6 +209,7 @@ class PipeEnd final : public FileDescription {
     return m & (mask | kEventHup | kEventErr);
   }
   WaitQueue* Queue() override { return &pipe_->queue(); }
+  bool SignalsAsync() const override { return true; }
   Result<void> Stat(struct stat* st) override {
     if (inode()) return FileDescription::Stat(st);  // a FIFO opened by path
     memset(st, 0, sizeof(*st));
@@ -216,14 +249,21 @@ std::pair<FileRef, FileRef> NewPipe(int flags) {
           std::make_shared<PipeEnd>(pipe, false, true, O_WRONLY | status)};
 }
 
-std::shared_ptr<Pipe> NewFifoPipe() {
-  return std::make_shared<Pipe>(g_next_pipe_id.fetch_add(1));
-}
+std::shared_ptr<Pipe> NewFifoPipe() { return std::make_shared<Pipe>(g_next_pipe_id.fetch_add(1)); }
 
 Result<FileRef> OpenFifo(const std::shared_ptr<Pipe>& pipe, int flags) {
   int acc = flags & O_ACCMODE;
   if (acc == O_ACCMODE) return Errno(EINVAL);  // neither end: Linux's fifo_open refuses
+  if (acc == O_WRONLY && (flags & O_NONBLOCK)) SENTRY_TRY(pipe->CheckNonblockingWriterOpen());
   return FileRef(std::make_shared<PipeEnd>(pipe, acc != O_WRONLY, acc != O_RDONLY, flags));
+}
+
+Result<void> WaitFifoPartner(Blocker& b, const FileDescription& f) {
+  auto* end = dynamic_cast<const PipeEnd*>(&f);
+  if (end == nullptr) return Ok();
+  int acc = f.flags() & O_ACCMODE;
+  if (acc == O_RDWR) return Ok();
+  return end->pipe()->WaitPartner(b, acc == O_RDONLY);
 }
 
 }  // namespace sentry::vfs

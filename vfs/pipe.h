@@ -40,6 +40,11 @@ class Pipe {
 
   void AddEnd(bool read_end);
   void RemoveEnd(bool read_end);
+  // FIFO opens: ENXIO for a non-blocking writer with no reader (Linux's fifo_open).
+  Result<void> CheckNonblockingWriterOpen();
+  // Waits until an end of the other kind has been opened since this one was (returns at once
+  // if one is open now), as Linux's wait_for_partner.
+  Result<void> WaitPartner(Blocker& b, bool read_end);
 
  private:
   const uint64_t id_;
@@ -48,6 +53,9 @@ class Pipe {
   int readers_ ABSL_GUARDED_BY(mu_) = 0;
   int writers_ ABSL_GUARDED_BY(mu_) = 0;
   bool had_writer_ ABSL_GUARDED_BY(mu_) = false;
+  // Opens of each end so far, for WaitPartner.
+  uint64_t read_opens_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t write_opens_ ABSL_GUARDED_BY(mu_) = 0;
   size_t capacity_ ABSL_GUARDED_BY(mu_) = kPipeCapacity;
   WaitQueue queue_;
 };
@@ -58,9 +66,11 @@ std::shared_ptr<Pipe> PipeOf(const FileDescription& f);
 // Returns the {read, write} ends of a new pipe.
 std::pair<FileRef, FileRef> NewPipe(int flags);
 
-// FIFOs (mkfifo): the pipe lives with the inode; each open makes an end. Opening does not
-// wait for the other side (Linux blocks a lone O_RDONLY/O_WRONLY open; not done yet).
+// FIFOs (mkfifo): the pipe lives with the inode; each open makes an end. A blocking
+// O_RDONLY or O_WRONLY open then waits for the other side with WaitFifoPartner (the VFS
+// calls it once the open file has its place); O_RDWR never waits.
 std::shared_ptr<Pipe> NewFifoPipe();
 Result<FileRef> OpenFifo(const std::shared_ptr<Pipe>& pipe, int flags);
+Result<void> WaitFifoPartner(Blocker& b, const FileDescription& f);
 
 }  // namespace sentry::vfs

@@ -325,16 +325,16 @@ Result<size_t> Tty::MasterRead(Blocker& b, std::span<uint8_t> dst, bool nonblock
 EventMask Tty::SlaveReadiness() {
   absl::MutexLock l(&mu_);
   EventMask m = 0;
-  if (ReadableLocked()) m |= kEventIn;
-  if (!master_open_) return m | kEventIn | kEventHup;
-  if (output_.size() < kMaxQueue) m |= kEventOut;
+  if (ReadableLocked()) m |= kEventIn | kEventRdNorm;
+  if (!master_open_) return m | kEventIn | kEventRdNorm | kEventHup;
+  if (output_.size() < kMaxQueue) m |= kEventOut | kEventWrNorm;
   return m;
 }
 
 EventMask Tty::MasterReadiness() {
   absl::MutexLock l(&mu_);
-  EventMask m = kEventOut;
-  if (!output_.empty()) m |= kEventIn;
+  EventMask m = kEventOut | kEventWrNorm;
+  if (!output_.empty()) m |= kEventIn | kEventRdNorm;
   if (slave_ever_opened_ && slave_opens_ == 0) m |= kEventHup;
   return m;
 }
@@ -572,6 +572,8 @@ class PtyEnd : public FileDescription {
   const TtyRef& tty_ref() { return tty_; }
   bool master() const { return master_; }
   WaitQueue* Queue() override { return &tty_->queue(); }
+  bool SignalsAsync() const override { return true; }
+  bool AsyncChecksReadiness() const override { return true; }
   Result<uint64_t> Seek(int64_t, int) override { return Errno(ESPIPE); }
   Result<size_t> PRead(Blocker&, std::span<uint8_t>, uint64_t) override { return Errno(ESPIPE); }
   Result<size_t> PWrite(Blocker&, std::span<const uint8_t>, uint64_t) override {
@@ -590,7 +592,10 @@ class PtyEnd : public FileDescription {
 class PtyMasterFile final : public PtyEnd {
  public:
   PtyMasterFile(TtyRef tty, int flags) : PtyEnd(std::move(tty), flags, true) {}
-  ~PtyMasterFile() override { tty_->MasterClosed(); }
+  ~PtyMasterFile() override {
+    StopAsync();
+    tty_->MasterClosed();
+  }
   Result<size_t> Read(Blocker& b, std::span<uint8_t> dst) override {
     return tty_->MasterRead(b, dst, NonBlocking());
   }
@@ -613,7 +618,10 @@ class PtyMasterFile final : public PtyEnd {
 class PtySlaveFile final : public PtyEnd {
  public:
   PtySlaveFile(TtyRef tty, int flags) : PtyEnd(std::move(tty), flags, false) {}
-  ~PtySlaveFile() override { tty_->SlaveClosed(); }
+  ~PtySlaveFile() override {
+    StopAsync();
+    tty_->SlaveClosed();
+  }
   Result<size_t> Read(Blocker& b, std::span<uint8_t> dst) override {
     return tty_->SlaveRead(b, dst, NonBlocking());
   }

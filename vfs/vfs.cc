@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "vfs/inotify.h"
+#include "vfs/pipe.h"
 
 namespace sentry::vfs {
 namespace {
@@ -389,6 +390,12 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags, bool
     return Errno(EPERM);
   }
   bool truncate = (flags & O_TRUNC) && S_ISREG(st.st_mode);
+  // Leases are broken before the open (and its truncation) happens, as Linux's
+  // do_dentry_open.
+  FileLocks* locks = ino->locks_if_any();
+  if (locks && S_ISREG(st.st_mode) && ctx.blocker) {
+    SENTRY_TRY(locks->BreakLeases(*ctx.blocker, nullptr, write || truncate, flags & O_NONBLOCK));
+  }
   if (truncate && st.st_size != 0) {
     SetAttrRequest req;
     req.mask = kAttrSize;
@@ -398,6 +405,10 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags, bool
   FileRef f = ino->IsDir() ? NewDirFile(flags & ~kOpenOnly, ino, 0)
                            : SENTRY_TRY(ino->Open(flags & ~kOpenOnly));
   f->set_location(p.mnt, p.d, ino);
+  // A FIFO end opened alone waits for the other (dropping `f` undoes the open).
+  if (S_ISFIFO(st.st_mode) && ctx.blocker && !(flags & O_NONBLOCK)) {
+    SENTRY_TRY(WaitFifoPartner(*ctx.blocker, *f));
+  }
   NotifyDentry(p.d, IN_OPEN);
   if (truncate) NotifyDentry(p.d, IN_MODIFY);  // after IN_OPEN, even if it was empty: as Linux
   return f;

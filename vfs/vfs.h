@@ -89,6 +89,9 @@ struct Context {
   Path cwd;
   Creds creds;
   uint32_t umask = 022;
+  // The calling thread, for opens that wait (a FIFO's other end, a lease break). Null: such
+  // opens do not wait.
+  Blocker* blocker = nullptr;
 };
 
 class Vfs {

@@ -29,6 +29,10 @@ inline constexpr EventMask kEventOut = 0x004;
 inline constexpr EventMask kEventErr = 0x008;
 inline constexpr EventMask kEventHup = 0x010;
 inline constexpr EventMask kEventNval = 0x020;
+// POLLRDNORM / POLLWRNORM: most files (pipes, ttys, regular files, inotify, epoll, message
+// queues) report them with kEventIn / kEventOut; eventfd, timerfd and signalfd do not.
+inline constexpr EventMask kEventRdNorm = 0x040;
+inline constexpr EventMask kEventWrNorm = 0x100;
 inline constexpr EventMask kEventRdHup = 0x2000;
 inline constexpr EventMask kAllEvents = ~0u;
 

@@ -36,6 +36,7 @@ Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs
   // Service threads start now: later a guest may have used up what the host gives.
   TimerQueue::Global();
   InstallTtyHost(*this);
+  InstallAsyncHost(*this);
   netstack::SetCredentialSource(TaskSocketCreds);
   // The sandbox's CPUs, read before any Sentry thread is pinned to one of them.
   (void)Cpus();

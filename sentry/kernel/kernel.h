@@ -455,6 +455,8 @@ class Kernel {
 
 // Answers the terminals' job-control questions (vfs::TtyHost) from `k`'s tasks.
 void InstallTtyHost(Kernel& k);
+// Lets open files signal their F_SETOWN owners (vfs/async.h) through `k`.
+void InstallAsyncHost(Kernel& k);
 
 // Wait-status words.
 constexpr int ExitStatus(int code) { return (code & 0xff) << 8; }

@@ -97,8 +97,8 @@ std::string MessageQueue::Info() {
 EventMask MessageQueue::Readiness() {
   absl::MutexLock l(&mu_);
   EventMask m = 0;
-  if (count_ > 0) m |= kEventIn;
-  if (count_ < maxmsg_) m |= kEventOut;
+  if (count_ > 0) m |= kEventIn | kEventRdNorm;
+  if (count_ < maxmsg_) m |= kEventOut | kEventWrNorm;
   return m;
 }
 

@@ -6,10 +6,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "sentry/kernel/procfs.h"
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/sysinfo.h"
+#include "vfs/lock.h"
 
 namespace sentry::kernel {
 namespace {
@@ -42,6 +45,19 @@ class Builder {
 
   InodeRef File(SyntheticFile::Generator gen) {
     return std::make_shared<SyntheticFile>(sb_, 0444, std::move(gen));
+  }
+  // Writable by root, as Linux's proc_dointvec: an integer, surrounding blanks allowed.
+  InodeRef LeaseBreakTimeFile() {
+    auto gen = []() -> Result<std::string> {
+      return absl::StrFormat("%d\n", vfs::LeaseBreakTime());
+    };
+    auto write = [](const std::string& text) -> Result<void> {
+      int v;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &v)) return Errno(EINVAL);
+      vfs::SetLeaseBreakTime(v);
+      return Ok();
+    };
+    return std::make_shared<SyntheticFile>(sb_, 0644, gen, write);
   }
   InodeRef Text(std::string s) {
     return File([s]() -> Result<std::string> { return s; });
@@ -154,6 +170,7 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   fs->Add("nr_open", Text("1048576\n"));
   fs->Add("file-max", Text("9223372036854775807\n"));
   fs->Add("pipe-max-size", Text("1048576\n"));
+  fs->Add("lease-break-time", LeaseBreakTimeFile());
   auto mqueue = Dir();
   const MqNamespace& mq = k_.ipc().mq;
   mqueue->Add("msg_default", Text(absl::StrFormat("%d\n", mq.msg_default)));

@@ -309,6 +309,7 @@ vfs::Context Task::VfsContext() {
   c.root = fs_->root();
   c.cwd = fs_->cwd();
   c.umask = fs_->umask();
+  c.blocker = this;
   absl::MutexLock l(&k_.mu());
   c.creds.uid = tg_->creds.fsuid;
   c.creds.gid = tg_->creds.fsgid;
