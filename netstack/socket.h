@@ -129,6 +129,10 @@ class Socket : public vfs::FileDescription {
   }
   Result<uint64_t> Seek(int64_t, int) override { return Errno(ESPIPE); }
   WaitQueue* Queue() override { return &queue_; }
+  // O_ASYNC: SIGIO when the socket becomes readable or writable (vfs/file.h). Notifications
+  // may be broad (kAllEvents on a shutdown), so they are checked against Readiness().
+  bool SignalsAsync() const override { return true; }
+  bool AsyncChecksReadiness() const override { return true; }
   Result<void> Stat(struct stat* st) override;
   std::string Name() const override { return "socket:[" + std::to_string(ino_) + "]"; }
   Result<uint64_t> Ioctl(Blocker& b, uint64_t cmd, uint64_t arg) override;
