@@ -363,6 +363,10 @@ TEST(tcp_errors_and_names) {
   int b = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in a = lo4(port);
   CHECK_ERRNO(bind(b, (struct sockaddr *)&a, sizeof(a)), EADDRINUSE);
+  int on = 1;
+  CHECK_OK(setsockopt(b, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)));
+  CHECK_OK(setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)));
+  CHECK_ERRNO(bind(b, (struct sockaddr *)&a, sizeof(a)), EADDRINUSE);
   struct sockaddr_in any = a;
   any.sin_addr.s_addr = htonl(INADDR_ANY);
   CHECK_ERRNO(bind(b, (struct sockaddr *)&any, sizeof(any)), EADDRINUSE);

@@ -108,9 +108,8 @@ Result<uint16_t> InetPorts::Bind(int proto, Binding b, bool listening_conflicts)
       if (!s) continue;
       if (!Overlap(o, b)) continue;
       if (b.reuseport && o.reuseport && b.uid == o.uid) continue;
-      if (b.reuseaddr && o.reuseaddr && (proto != IPPROTO_TCP || !listening_conflicts)) {
-        continue;
-      }
+      // SO_REUSEADDR on both sides shares a port, except with a TCP listener on it.
+      if (b.reuseaddr && o.reuseaddr && (proto != IPPROTO_TCP || !s->listening())) continue;
       return false;
     }
     return true;
@@ -323,6 +322,7 @@ Result<void> InetSocket::Listen(int backlog, const Ucred&) {
   if (backlog < 0 || backlog > kSomaxconn) backlog = kSomaxconn;
   backlog_max_ = backlog;
   state_ = State::kListening;
+  listening_.store(true, std::memory_order_release);
   queue_.Notify(kEventOut);
   return Ok();
 }
@@ -457,6 +457,7 @@ Result<void> InetSocket::Shutdown(int how) {
       if (!rd) return Ok();
       // Linux disconnects a listener on SHUT_RD: its accept() callers wake with EINVAL.
       state_ = State::kClosed;
+      listening_.store(false, std::memory_order_release);
       pending.swap(backlog_);
       queue_.Notify(kAllEvents);
     } else if (tcp()) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -86,6 +87,8 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   size_t OutQueue() override;
 
   bool tcp() const { return type_ == SOCK_STREAM; }
+  // Read by the port table without the socket's lock (which it may not take).
+  bool listening() const { return listening_.load(std::memory_order_acquire); }
   // For /proc/net/{tcp,udp}{,6}: the local and remote address and the TCP state number.
   std::string ProcLine(int slot);
 
@@ -109,6 +112,7 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   bool DeliverUdp(std::span<const uint8_t> data, const InetAddr& from);
   std::shared_ptr<StreamConn> conn();
 
+  std::atomic<bool> listening_{false};
   bool v6only_ ABSL_GUARDED_BY(smu_) = false;
   bool bound_ ABSL_GUARDED_BY(smu_) = false;
   InetAddr local_ ABSL_GUARDED_BY(smu_);
