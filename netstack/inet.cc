@@ -329,21 +329,16 @@ Result<void> InetSocket::Listen(int backlog, const Ucred&) {
 
 Result<vfs::FileRef> InetSocket::Accept(Caller& c, bool nonblock) {
   if (!tcp()) return Errno(EOPNOTSUPP);
-  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
-  for (;;) {
-    {
-      absl::MutexLock l(&smu_);
-      if (state_ != State::kListening) return Errno(EINVAL);
-      if (!backlog_.empty()) {
-        std::shared_ptr<InetSocket> s = std::move(backlog_.front());
-        backlog_.pop_front();
-        queue_.Notify(kEventOut);
-        return vfs::FileRef(std::move(s));
-      }
-    }
-    if (nonblock) return Errno(EAGAIN);
-    SENTRY_TRY(Wait(c.blocker, false));
-  }
+  using R = Result<vfs::FileRef>;
+  return Block<vfs::FileRef>(c, kEventIn, nonblock, [&]() -> std::optional<R> {
+    absl::MutexLock l(&smu_);
+    if (state_ != State::kListening) return R(Errno(EINVAL));
+    if (backlog_.empty()) return std::nullopt;
+    std::shared_ptr<InetSocket> s = std::move(backlog_.front());
+    backlog_.pop_front();
+    queue_.Notify(kEventOut);
+    return R(vfs::FileRef(std::move(s)));
+  });
 }
 
 Result<void> InetSocket::Connect(Caller& c, std::span<const uint8_t> addr, PathOps&) {
@@ -543,7 +538,8 @@ Result<RecvResult> InetSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags
   return r;
 }
 
-bool InetSocket::DeliverUdp(std::span<const uint8_t> data, const InetAddr& from) {
+bool InetSocket::DeliverUdp(std::span<const uint8_t> data, const InetAddr& from, const InetAddr& to,
+                            int hoplimit, int tclass) {
   absl::MutexLock l(&smu_);
   if (shut_rd_) return false;
   if (udp_connected_ && !(peer_.SameIp(from) && peer_.port == from.port)) return false;
@@ -551,6 +547,9 @@ bool InetSocket::DeliverUdp(std::span<const uint8_t> data, const InetAddr& from)
   Datagram d;
   d.data.assign(data.begin(), data.end());
   d.from = from;
+  d.to = to;
+  d.hoplimit = hoplimit;
+  d.tclass = tclass;
   rx_bytes_ += data.size();
   rx_.push_back(std::move(d));
   queue_.Notify(kEventIn);
@@ -576,18 +575,30 @@ Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
   if (to.port == 0 && !req.to.empty()) return Errno(EINVAL);
   if (req.data.size() > (family_ == AF_INET ? kMaxUdpV4 : kMaxUdpV6)) return Errno(EMSGSIZE);
   bool connected;
+  int hoplimit, tclass;
   {
     absl::MutexLock l(&smu_);
     SENTRY_TRY(AutobindLocked(to));
     from = local_;
     connected = udp_connected_ && req.to.empty();
+    auto opt = [&](int level, int name, int def) {
+      auto it = int_opts_.find({level, name});
+      return it == int_opts_.end() ? def : it->second;
+    };
+    bool v6 = family_ == AF_INET6;
+    hoplimit = req.control.hoplimit >= 0 ? req.control.hoplimit
+               : v6                      ? opt(IPPROTO_IPV6, IPV6_UNICAST_HOPS, 64)
+                                         : opt(IPPROTO_IP, IP_TTL, 64);
+    tclass = req.control.tclass >= 0 ? req.control.tclass
+             : v6                    ? opt(IPPROTO_IPV6, IPV6_TCLASS, 0)
+                                     : opt(IPPROTO_IP, IP_TOS, 0);
   }
   if (from.IsAny()) {
     from.ip = to.IsV4() ? InetAddr::V4(INADDR_LOOPBACK, 0).ip : InetAddr::V6Loopback(0).ip;
   }
   bool delivered = false;
   for (auto& s : stack_.ports().Find(protocol_, to, family_ == AF_INET6)) {
-    if (s->DeliverUdp(req.data, from)) {
+    if (s->DeliverUdp(req.data, from, to, hoplimit, tclass)) {
       delivered = true;
       break;
     }
@@ -602,30 +613,57 @@ Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
 }
 
 Result<RecvResult> InetSocket::RecvUdp(Caller& c, std::span<uint8_t> dst, int flags) {
-  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn | kEventErr);
-  for (;;) {
-    {
-      absl::MutexLock l(&smu_);
-      if (!rx_.empty()) {
-        Datagram& d = rx_.front();
-        RecvResult r;
-        r.length = d.data.size();
-        r.copied = std::min(dst.size(), d.data.size());
-        std::memcpy(dst.data(), d.data.data(), r.copied);
-        if (r.copied < r.length) r.msg_flags |= MSG_TRUNC;
-        r.from = Format(d.from);
-        if (!(flags & MSG_PEEK)) {
-          rx_bytes_ -= d.data.size();
-          rx_.pop_front();
-        }
-        return r;
+  using R = Result<RecvResult>;
+  return Block<RecvResult>(c, kEventIn | kEventErr, NonBlock(flags), [&]() -> std::optional<R> {
+    absl::MutexLock l(&smu_);
+    if (!rx_.empty()) {
+      Datagram& d = rx_.front();
+      RecvResult r = CopyDatagram(d.data, dst);
+      r.from = Format(d.from);
+      r.control.ip = RecvCmsgs(d);
+      if (!(flags & MSG_PEEK)) {
+        rx_bytes_ -= d.data.size();
+        rx_.pop_front();
       }
-      if (int e = std::exchange(error_, 0)) return Errno(e);
-      if (shut_rd_) return RecvResult{};
+      return R(std::move(r));
     }
-    if (NonBlock(flags)) return Errno(EAGAIN);
-    SENTRY_TRY(Wait(c.blocker, false));
+    if (int e = std::exchange(error_, 0)) return R(Errno(e));
+    if (shut_rd_) return R(RecvResult{});
+    return std::nullopt;
+  });
+}
+
+std::vector<IpCmsg> InetSocket::RecvCmsgs(const Datagram& d) {
+  std::vector<IpCmsg> out;
+  auto on = [&](int level, int name) {
+    auto it = int_opts_.find({level, name});
+    return it != int_opts_.end() && it->second != 0;
+  };
+  auto add = [&](int level, int type, const auto& v) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&v);
+    out.push_back({level, type, std::vector<uint8_t>(p, p + sizeof(v))});
+  };
+  if (family_ == AF_INET6) {
+    if (on(IPPROTO_IPV6, IPV6_RECVPKTINFO)) {
+      struct in6_pktinfo pi {};
+      std::memcpy(&pi.ipi6_addr, d.to.ip.data(), 16);
+      pi.ipi6_ifindex = 1;
+      add(IPPROTO_IPV6, IPV6_PKTINFO, pi);
+    }
+    if (on(IPPROTO_IPV6, IPV6_RECVHOPLIMIT)) add(IPPROTO_IPV6, IPV6_HOPLIMIT, d.hoplimit);
+    if (on(IPPROTO_IPV6, IPV6_RECVTCLASS)) add(IPPROTO_IPV6, IPV6_TCLASS, d.tclass);
+    return out;
   }
+  if (on(IPPROTO_IP, IP_PKTINFO)) {
+    struct in_pktinfo pi {};
+    pi.ipi_ifindex = 1;
+    std::memcpy(&pi.ipi_spec_dst, &d.to.ip[12], 4);
+    std::memcpy(&pi.ipi_addr, &d.to.ip[12], 4);
+    add(IPPROTO_IP, IP_PKTINFO, pi);
+  }
+  if (on(IPPROTO_IP, IP_RECVTTL)) add(IPPROTO_IP, IP_TTL, d.hoplimit);
+  if (on(IPPROTO_IP, IP_RECVTOS)) add(IPPROTO_IP, IP_TOS, static_cast<uint8_t>(d.tclass));
+  return out;
 }
 
 EventMask InetSocket::Readiness(EventMask mask) {

@@ -97,7 +97,12 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   struct Datagram {
     std::vector<uint8_t> data;
     InetAddr from;
+    InetAddr to;  // the destination as sent (IP_PKTINFO / IPV6_PKTINFO)
+    int hoplimit = 64;
+    int tclass = 0;
   };
+  // The IP control messages this socket asked for (IP_PKTINFO, IPV6_RECVHOPLIMIT...).
+  std::vector<IpCmsg> RecvCmsgs(const Datagram& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(smu_);
 
   Result<InetAddr> ParseAddr(std::span<const uint8_t> addr, bool for_bind);
   SockAddr Format(const InetAddr& a) const;
@@ -109,7 +114,8 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   Result<void> ConnectTcp(Caller& c, const InetAddr& dst);
   Result<size_t> SendUdp(Caller& c, SendRequest& req);
   Result<RecvResult> RecvUdp(Caller& c, std::span<uint8_t> dst, int flags);
-  bool DeliverUdp(std::span<const uint8_t> data, const InetAddr& from);
+  bool DeliverUdp(std::span<const uint8_t> data, const InetAddr& from, const InetAddr& to,
+                  int hoplimit, int tclass);
   std::shared_ptr<StreamConn> conn();
 
   std::atomic<bool> listening_{false};

@@ -254,27 +254,17 @@ Result<size_t> NetlinkSocket::Send(Caller&, SendRequest& req, PathOps&) {
 }
 
 Result<RecvResult> NetlinkSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags) {
-  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
-  for (;;) {
-    {
-      absl::MutexLock l(&smu_);
-      if (!rx_.empty()) {
-        auto& d = rx_.front();
-        RecvResult r;
-        r.length = d.size();
-        r.copied = std::min(dst.size(), d.size());
-        std::memcpy(dst.data(), d.data(), r.copied);
-        if (r.copied < r.length) r.msg_flags |= MSG_TRUNC;
-        struct sockaddr_nl from {};
-        from.nl_family = AF_NETLINK;
-        r.from = OptionBytes(from);
-        if (!(flags & MSG_PEEK)) rx_.pop_front();
-        return r;
-      }
-    }
-    if (NonBlock(flags)) return Errno(EAGAIN);
-    SENTRY_TRY(Wait(c.blocker, false));
-  }
+  using R = Result<RecvResult>;
+  return Block<RecvResult>(c, kEventIn, NonBlock(flags), [&]() -> std::optional<R> {
+    absl::MutexLock l(&smu_);
+    if (rx_.empty()) return std::nullopt;
+    RecvResult r = CopyDatagram(rx_.front(), dst);
+    struct sockaddr_nl from {};
+    from.nl_family = AF_NETLINK;
+    r.from = OptionBytes(from);
+    if (!(flags & MSG_PEEK)) rx_.pop_front();
+    return R(std::move(r));
+  });
 }
 
 Result<std::vector<uint8_t>> NetlinkSocket::GetOption(int level, int name) {

@@ -67,6 +67,15 @@ Result<void> Socket::Wait(Blocker& b, bool send) {
   return r.error();
 }
 
+RecvResult Socket::CopyDatagram(const std::vector<uint8_t>& data, std::span<uint8_t> dst) {
+  RecvResult r;
+  r.length = data.size();
+  r.copied = std::min(dst.size(), data.size());
+  std::memcpy(dst.data(), data.data(), r.copied);
+  if (r.copied < r.length) r.msg_flags |= MSG_TRUNC;
+  return r;
+}
+
 int Socket::TakeError() {
   absl::MutexLock l(&smu_);
   return std::exchange(error_, 0);

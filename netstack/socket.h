@@ -30,9 +30,21 @@ struct Ucred {
 };
 
 // The ancillary part of a message.
+// An IP-level control message as recvmsg delivers it (IPV6_HOPLIMIT, IP_TOS, ...).
+struct IpCmsg {
+  int level = 0;
+  int type = 0;
+  std::vector<uint8_t> data;
+};
+
 struct Control {
   std::vector<vfs::FileRef> rights;  // SCM_RIGHTS
   std::optional<Ucred> creds;        // SCM_CREDENTIALS
+  // Sent with one datagram (IPV6_HOPLIMIT / IP_TTL, IPV6_TCLASS / IP_TOS); -1: the default.
+  int hoplimit = -1;
+  int tclass = -1;
+  // Received (UDP with IPV6_RECVHOPLIMIT, IP_PKTINFO...), in the order Linux writes them.
+  std::vector<IpCmsg> ip;
   bool empty() const { return rights.empty() && !creds; }
 };
 
@@ -153,6 +165,20 @@ class Socket : public vfs::FileDescription {
   bool NonBlock(int msg_flags) const { return (msg_flags & MSG_DONTWAIT) || NonBlocking(); }
   // Takes the pending SO_ERROR.
   int TakeError();
+  // A datagram (or record) into `dst`: what fits, its whole length, MSG_TRUNC if cut.
+  static RecvResult CopyDatagram(const std::vector<uint8_t>& data, std::span<uint8_t> dst);
+  // The blocking loop of accept and the datagram receives: runs `attempt` (returning
+  // std::optional<Result<T>>; nullopt means "not yet") until it answers, waiting on this
+  // socket's queue for `events` in between, or EAGAIN at once when `nonblock`.
+  template <typename T, typename Attempt>
+  Result<T> Block(Caller& c, EventMask events, bool nonblock, Attempt attempt) {
+    ScopedWait wait(queue_, c.blocker.waiter(), events);
+    for (;;) {
+      if (std::optional<Result<T>> r = attempt()) return std::move(*r);
+      if (nonblock) return Errno(EAGAIN);
+      SENTRY_TRY(Wait(c.blocker, false));
+    }
+  }
 
   Stack& stack_;
   const int family_;

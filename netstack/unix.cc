@@ -172,21 +172,16 @@ Result<void> UnixSocket::Listen(int backlog, const Ucred& cred) {
 
 Result<vfs::FileRef> UnixSocket::Accept(Caller& c, bool nonblock) {
   if (type_ == SOCK_DGRAM) return Errno(EOPNOTSUPP);
-  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
-  for (;;) {
-    {
-      absl::MutexLock l(&smu_);
-      if (state_ != State::kListening) return Errno(EINVAL);
-      if (!backlog_.empty()) {
-        std::shared_ptr<UnixSocket> s = std::move(backlog_.front());
-        backlog_.pop_front();
-        queue_.Notify(kEventOut);
-        return vfs::FileRef(std::move(s));
-      }
-    }
-    if (nonblock) return Errno(EAGAIN);
-    SENTRY_TRY(Wait(c.blocker, false));
-  }
+  using R = Result<vfs::FileRef>;
+  return Block<vfs::FileRef>(c, kEventIn, nonblock, [&]() -> std::optional<R> {
+    absl::MutexLock l(&smu_);
+    if (state_ != State::kListening) return R(Errno(EINVAL));
+    if (backlog_.empty()) return std::nullopt;
+    std::shared_ptr<UnixSocket> s = std::move(backlog_.front());
+    backlog_.pop_front();
+    queue_.Notify(kEventOut);
+    return R(vfs::FileRef(std::move(s)));
+  });
 }
 
 Result<void> UnixSocket::Connect(Caller& c, std::span<const uint8_t> addr, PathOps& paths) {
@@ -427,39 +422,27 @@ Result<size_t> UnixSocket::SendDgram(Caller& c, SendRequest& req, PathOps& paths
 }
 
 Result<RecvResult> UnixSocket::RecvDgram(Caller& c, std::span<uint8_t> dst, int flags) {
-  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
-  for (;;) {
+  using R = Result<RecvResult>;
+  return Block<RecvResult>(c, kEventIn, NonBlock(flags), [&]() -> std::optional<R> {
+    RecvResult r;
     {
-      absl::ReleasableMutexLock l(&smu_);
-      if (!rx_.empty()) {
-        Datagram& d = rx_.front();
-        RecvResult r;
-        r.length = d.data.size();
-        r.copied = std::min(dst.size(), d.data.size());
-        std::memcpy(dst.data(), d.data.data(), r.copied);
-        if (r.copied < r.length) r.msg_flags |= MSG_TRUNC;
-        r.from = d.from;
-        if (flags & MSG_PEEK) {
-          r.control.rights = d.control.rights;
-          r.control.creds = d.control.creds;
-          return r;
-        }
-        r.control = std::move(d.control);
-        rx_bytes_ -= d.data.size();
-        rx_.pop_front();
-        std::vector<std::weak_ptr<UnixSocket>> senders;
-        senders.swap(blocked_senders_);
-        l.Release();
-        for (auto& w : senders) {
-          if (auto s = w.lock()) s->queue_.Notify(kEventOut);
-        }
-        return r;
+      absl::MutexLock l(&smu_);
+      if (rx_.empty()) return shut_rd_ ? std::optional<R>(RecvResult{}) : std::nullopt;
+      Datagram& d = rx_.front();
+      r = CopyDatagram(d.data, dst);
+      r.from = d.from;
+      if (flags & MSG_PEEK) {
+        r.control.rights = d.control.rights;
+        r.control.creds = d.control.creds;
+        return R(std::move(r));
       }
-      if (shut_rd_) return RecvResult{};
+      r.control = std::move(d.control);
+      rx_bytes_ -= d.data.size();
+      rx_.pop_front();
     }
-    if (NonBlock(flags)) return Errno(EAGAIN);
-    SENTRY_TRY(Wait(c.blocker, false));
-  }
+    WakeBlockedSenders();  // room for whoever found the queue full
+    return R(std::move(r));
+  });
 }
 
 EventMask UnixSocket::Readiness(EventMask mask) {

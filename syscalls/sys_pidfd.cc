@@ -25,8 +25,32 @@ struct Target {
   PidFd* pidfd;
 };
 
+// The process a /proc/PID directory names, which Linux takes wherever a pidfd goes; null for
+// any other file.
+vfs::FileRef ProcDirAsPidfd(Task& t, const vfs::FileRef& f) {
+  if (!f->mount() || f->mount()->fstype() != "proc" || !f->inode() || !f->inode()->IsDir()) {
+    return nullptr;
+  }
+  std::string path = FilePath(t, f);
+  constexpr std::string_view kPrefix = "/proc/";
+  if (!path.starts_with(kPrefix) || path.size() == kPrefix.size()) return nullptr;
+  std::string num = path.substr(kPrefix.size());
+  if (num.find_first_not_of("0123456789") != std::string::npos) return nullptr;
+  int pid = atoi(num.c_str());
+  kernel::Kernel& k = t.kernel();
+  std::shared_ptr<ThreadGroup> tg;
+  {
+    absl::MutexLock l(&k.mu());
+    auto task = k.tasks().find(pid);
+    if (task == k.tasks().end() || task->second->tg_ref()->tgid != pid) return nullptr;
+    tg = task->second->tg_ref();
+  }
+  return kernel::NewPidFd(k, std::move(tg), nullptr, false);
+}
+
 Result<Target> GetPidfd(Task& t, int fd) {
   vfs::FileRef f = SENTRY_TRY(GetFile(t, fd));
+  if (vfs::FileRef proc = ProcDirAsPidfd(t, f)) f = std::move(proc);
   PidFd* p = SENTRY_TRY(kernel::AsPidFd(f));
   return Target{std::move(f), p};
 }

@@ -1,5 +1,6 @@
 // Moving data through sockets: sendto/recvfrom, sendmsg/recvmsg (with SCM_RIGHTS and
 // SCM_CREDENTIALS) and their batched forms sendmmsg/recvmmsg.
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -70,6 +71,33 @@ std::vector<uint8_t>& Stage(size_t n) {
   return buf;
 }
 
+// An IPPROTO_IP / IPPROTO_IPV6 control message of sendmsg: a per-datagram hop limit or
+// traffic class (-1 keeps the socket's); packet info is accepted and has nothing to change.
+Result<void> ParseIpCmsg(const struct cmsghdr& h, const uint8_t* data, size_t dlen,
+                         netstack::Control& out) {
+  auto int_value = [&](int lo) -> Result<int> {
+    if (dlen != sizeof(int)) return Errno(EINVAL);
+    int v;
+    std::memcpy(&v, data, sizeof(v));
+    if (v < lo || v > 255) return Errno(EINVAL);
+    return v;
+  };
+  if (h.cmsg_level == IPPROTO_IPV6) {
+    if (h.cmsg_type == IPV6_HOPLIMIT) out.hoplimit = SENTRY_TRY(int_value(-1));
+    if (h.cmsg_type == IPV6_TCLASS) out.tclass = SENTRY_TRY(int_value(-1));
+  } else if (h.cmsg_level == IPPROTO_IP) {
+    if (h.cmsg_type == IP_TTL) out.hoplimit = SENTRY_TRY(int_value(1));
+    if (h.cmsg_type == IP_TOS) {
+      if (dlen == 1) {
+        out.tclass = data[0];
+      } else {
+        out.tclass = SENTRY_TRY(int_value(0));
+      }
+    }
+  }
+  return Ok();
+}
+
 // Parses sendmsg's control buffer into `out` (SCM_RIGHTS files, SCM_CREDENTIALS).
 Result<void> ParseControl(Task& t, netstack::Socket& s, GuestAddr addr, size_t len,
                           netstack::Control& out) {
@@ -86,6 +114,13 @@ Result<void> ParseControl(Task& t, netstack::Socket& s, GuestAddr addr, size_t l
     if (h.cmsg_len < sizeof(h) || h.cmsg_len > len - off) return Errno(EINVAL);
     const uint8_t* data = buf.data() + off + CMSG_LEN(0);
     size_t dlen = h.cmsg_len - CMSG_LEN(0);
+    if (s.family() == AF_INET || s.family() == AF_INET6) {
+      if (h.cmsg_level != SOL_SOCKET) {
+        SENTRY_TRY(ParseIpCmsg(h, data, dlen, out));
+        off += CMSG_ALIGN(h.cmsg_len);
+        continue;
+      }
+    }
     if (h.cmsg_level == SOL_SOCKET) {
       if (s.family() != AF_UNIX) return Errno(EINVAL);
       if (h.cmsg_type == SCM_RIGHTS) {
@@ -121,7 +156,7 @@ Result<void> ParseControl(Task& t, netstack::Socket& s, GuestAddr addr, size_t l
 Result<size_t> WriteControl(Task& t, netstack::Control& c, GuestAddr addr, size_t len,
                             int recv_flags, int* flags) {
   std::vector<uint8_t> out;
-  auto put = [&](int type, const void* data, size_t dlen) {
+  auto put = [&](int level, int type, const void* data, size_t dlen) {
     size_t room = len > out.size() ? len - out.size() : 0;
     if (room < CMSG_LEN(0)) {
       *flags |= MSG_CTRUNC;
@@ -134,7 +169,7 @@ Result<size_t> WriteControl(Task& t, netstack::Control& c, GuestAddr addr, size_
     }
     struct cmsghdr h {};
     h.cmsg_len = clen;
-    h.cmsg_level = SOL_SOCKET;
+    h.cmsg_level = level;
     h.cmsg_type = type;
     size_t at = out.size();
     out.resize(at + std::min(CMSG_SPACE(dlen), room));
@@ -143,7 +178,7 @@ Result<size_t> WriteControl(Task& t, netstack::Control& c, GuestAddr addr, size_
   };
   if (c.creds) {
     struct ucred u = {c.creds->pid, c.creds->uid, c.creds->gid};
-    put(SCM_CREDENTIALS, &u, sizeof(u));
+    put(SOL_SOCKET, SCM_CREDENTIALS, &u, sizeof(u));
   }
   if (!c.rights.empty()) {
     size_t room = len > out.size() + CMSG_LEN(0) ? len - out.size() - CMSG_LEN(0) : 0;
@@ -156,8 +191,9 @@ Result<size_t> WriteControl(Task& t, netstack::Control& c, GuestAddr addr, size_
       fds.push_back(static_cast<int>(*fd));
     }
     if (fds.size() < c.rights.size()) *flags |= MSG_CTRUNC;
-    if (!fds.empty()) put(SCM_RIGHTS, fds.data(), fds.size() * sizeof(int));
+    if (!fds.empty()) put(SOL_SOCKET, SCM_RIGHTS, fds.data(), fds.size() * sizeof(int));
   }
+  for (const auto& m : c.ip) put(m.level, m.type, m.data.data(), m.data.size());
   if (!out.empty()) SENTRY_TRY(t.CopyOutBytes(addr, out));
   return out.size();
 }
@@ -221,13 +257,13 @@ Result<MsgOut> DoRecv(Task& t, netstack::Socket& s, const GuestIov& iov, int fla
   out.bytes = ((flags & MSG_TRUNC) && !stream) ? r.length : r.copied;
   out.from = std::move(r.from);
   out.msg_flags = r.msg_flags;
-  if (control.value() != 0 || !r.control.rights.empty() || r.control.creds) {
+  if (control.value() != 0 || !r.control.rights.empty() || r.control.creds ||
+      !r.control.ip.empty()) {
     if (control_len > 0 && control.value() != 0) {
       out.control_len =
           SENTRY_TRY(WriteControl(t, r.control, control, control_len, flags, &out.msg_flags));
-    } else if (!r.control.empty()) {
-      // Linux flags a dropped SCM_RIGHTS; credentials nobody asked room for are not news.
-      if (!r.control.rights.empty()) out.msg_flags |= MSG_CTRUNC;
+    } else if (!r.control.empty() || !r.control.ip.empty()) {
+      out.msg_flags |= MSG_CTRUNC;  // no room at all: Linux's put_cmsg says so
     }
   }
   return out;
