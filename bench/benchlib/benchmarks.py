@@ -17,10 +17,10 @@ MIB = 1 << 20
 
 # Sizes for a real run, and tiny ones for the CTest smoke run and for trying the harness.
 SIZES = {
-    "full": dict(syscalls=50000, forks=200, pipe_mib=512, file_mib=1024, python_rounds=100,
+    "full": dict(syscalls=50000, pingpongs=20000, loopback_mib=1024, forks=200, pipe_mib=512, file_mib=1024, python_rounds=100,
                  gcc_functions=100, make_functions=25, git_files=200, tar_dir="linux",
                  find_dir="/usr/include", sqlite_rows=10000),
-    "tiny": dict(syscalls=1000, forks=5, pipe_mib=1, file_mib=1, python_rounds=1,
+    "tiny": dict(syscalls=1000, pingpongs=100, loopback_mib=1, forks=5, pipe_mib=1, file_mib=1, python_rounds=1,
                  gcc_functions=2, make_functions=1, git_files=5, tar_dir="linux/netfilter",
                  find_dir="/usr/include/linux/netfilter", sqlite_rows=100),
 }
@@ -115,6 +115,10 @@ def fork_exec(ctx):
     return [ctx.program("fork_exec"), str(ctx.size["forks"]), "/bin/true"]
 
 
+def loopback(mode, size_key):
+    return lambda ctx: [ctx.program("loopback"), mode, str(ctx.size[size_key])]
+
+
 def pipe(ctx):
     blocks = ctx.size["pipe_mib"] * 16
     return shell(ctx, f"dd if=/dev/zero bs=64k count={blocks} status=none | cat >/dev/null")
@@ -193,6 +197,12 @@ def all_benchmarks():
         Benchmark("startup (true)", "ms", value=wall_ms, command=lambda ctx: ["/bin/true"]),
         Benchmark("fork+exec /bin/true", "ms", value=total_ms, command=fork_exec),
         Benchmark("pipe dd|cat", "MiB/s", value=pipe_mibs, higher_is_better=True, command=pipe),
+        Benchmark("loopback TCP ping-pong", "ns/op", value=ns_per_op,
+                  command=loopback("tcp_pingpong", "pingpongs")),
+        Benchmark("loopback TCP stream", "MiB/s", value=file_read_mibs, higher_is_better=True,
+                  command=loopback("tcp_stream", "loopback_mib")),
+        Benchmark("unix socket stream", "MiB/s", value=file_read_mibs, higher_is_better=True,
+                  command=loopback("unix_stream", "loopback_mib")),
         Benchmark("file read 64 KiB", "MiB/s", value=file_read_mibs, higher_is_better=True,
                   prepare=_write_big_file, command=file_read),
         Benchmark("python3 script", command=python_script, prepare=_write_scripts, **workload),
