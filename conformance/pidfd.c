@@ -247,10 +247,16 @@ TEST(send_signal_siginfo) {
   CHECK_OK(sigaction(SIGUSR1, &sa, NULL));
   int rep[2];
   CHECK_OK(pipe(rep));
+  // Blocked until the child waits in sigsuspend: a signal taken between a check of got_sig
+  // and pause() would leave the child asleep for good.
+  sigset_t usr1, old;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  CHECK_OK(sigprocmask(SIG_BLOCK, &usr1, &old));
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
-    while (!got_sig) pause();
+    while (!got_sig) sigsuspend(&old);
     int out[2] = {got_code, got_value};
     conf_write_full(rep[1], out, sizeof(out));
     _exit(0);
@@ -268,6 +274,7 @@ TEST(send_signal_siginfo) {
   CHECK_EQ(in[0], SI_QUEUE);
   CHECK_EQ(in[1], 4242);
   CHECK_EXIT(pid, 0);
+  CHECK_OK(sigprocmask(SIG_SETMASK, &old, NULL));
   // To itself, a process may claim any code.
   int self = pidfd_open(getpid(), 0);
   CHECK(self >= 0);

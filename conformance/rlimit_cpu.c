@@ -52,7 +52,9 @@ TEST(soft_then_hard) {
   conf_read_full(rep[0], got, sizeof(got));
   CHECK_EQ(got[0], SI_KERNEL);
   CHECK_EQ(got[1], 2);
-  CHECK(got[2] >= 900000000L);  // Linux samples CPU time at ticks: not to the ns
+  // Near 1 s; Linux itself has been seen to send it at 0.8 s on a loaded machine (it samples
+  // CPU time at ticks), so the bound only rules out a signal long before the limit.
+  CHECK(got[2] >= 500000000L);
   CHECK_KILLED(pid, SIGKILL);
   CHECK_OK(close(rep[0]));
 }

@@ -432,29 +432,19 @@ Trap SeccompContext::Wait(Registers& regs) {
       notified = n > 0 && (fds[0].revents & POLLIN) &&
                  ioctl(listener_, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0;
     }
-    if (notified) {
-      running_.store(false);
-      in_notif_ = true;
-      notif_id_ = req.id;
-      notif_nr_ = static_cast<uint32_t>(req.data.nr);
-      notif_rip_ = req.data.instruction_pointer;
-      regs.orig_rax = notif_nr_;
-      regs.rdi = req.data.args[0];
-      regs.rsi = req.data.args[1];
-      regs.rdx = req.data.args[2];
-      regs.r10 = req.data.args[3];
-      regs.r8 = req.data.args[4];
-      regs.r9 = req.data.args[5];
-      regs.rip = notif_rip_;
-      regs.rax = static_cast<uint64_t>(-ENOSYS);
-      if (NeedsAllRegisters(notif_nr_) && !SyncRegisters(regs).ok()) return Dead();
-      Trap trap;
-      trap.kind = Trap::Kind::kSyscall;
-      return trap;
-    }
+    if (notified) return TakeNotification(req, regs);
     // Otherwise: a kick (EINTR), a poll timeout, or ENOENT, a notification cancelled before we
     // took it (the stub died or stopped).
     if (interrupt_.exchange(false)) {
+      // A guest that already made its syscall is inside it, as on Linux: the syscall runs
+      // (and, if it blocks, sees the pending signal and fails with EINTR) rather than being
+      // cancelled and made again after the handler, which would let `while (!flag) pause();`
+      // sleep through the very signal that set the flag.
+      struct pollfd pending = {listener_, POLLIN, 0};
+      if (poll(&pending, 1, 0) == 1 && (pending.revents & POLLIN) &&
+          ioctl(listener_, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) {
+        return TakeNotification(req, regs);
+      }
       // Stop the guest wherever it is; a syscall it had just raised is cancelled and restarts.
       if (ptrace(PTRACE_INTERRUPT, guest_, 0, 0) != 0) return Stopped(WaitFor(guest_), regs);
       return Stopped(WaitFor(guest_), regs);
@@ -462,6 +452,27 @@ Trap SeccompContext::Wait(Registers& regs) {
     int status = WaitFor(guest_, true);
     if (status != kNoChange) return Stopped(status, regs);
   }
+}
+
+Trap SeccompContext::TakeNotification(const struct seccomp_notif& req, Registers& regs) {
+  running_.store(false);
+  in_notif_ = true;
+  notif_id_ = req.id;
+  notif_nr_ = static_cast<uint32_t>(req.data.nr);
+  notif_rip_ = req.data.instruction_pointer;
+  regs.orig_rax = notif_nr_;
+  regs.rdi = req.data.args[0];
+  regs.rsi = req.data.args[1];
+  regs.rdx = req.data.args[2];
+  regs.r10 = req.data.args[3];
+  regs.r8 = req.data.args[4];
+  regs.r9 = req.data.args[5];
+  regs.rip = notif_rip_;
+  regs.rax = static_cast<uint64_t>(-ENOSYS);
+  if (NeedsAllRegisters(notif_nr_) && !SyncRegisters(regs).ok()) return Dead();
+  Trap trap;
+  trap.kind = Trap::Kind::kSyscall;
+  return trap;
 }
 
 Trap SeccompContext::Stopped(int status, Registers& regs) {

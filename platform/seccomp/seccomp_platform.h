@@ -17,6 +17,8 @@
 // arrive as ptrace signal-delivery stops. No guest syscall ever runs on the host.
 #pragma once
 
+#include <linux/seccomp.h>
+
 #include <atomic>
 #include <memory>
 
@@ -63,6 +65,8 @@ class SeccompContext final : public Context, public StubInjector {
   void MergeHostRegisters(Registers& regs);
   // Waits for the guest stub's next notification, fault, interrupt or death.
   Trap Wait(Registers& regs);
+  // Holds notification `req` and presents it as the guest's syscall.
+  Trap TakeNotification(const struct seccomp_notif& req, Registers& regs);
   // Turns a ptrace stop (or death) of the guest stub into a Trap.
   Trap Stopped(int status, Registers& regs);
   Trap Dead();
