@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "netstack/dns.h"
+#include "netstack/host.h"
 #include "netstack/stack.h"
 
 namespace sentry::netstack {
@@ -249,18 +251,27 @@ SockAddr InetSocket::Format(const InetAddr& a) const {
   return OptionBytes(sin6);
 }
 
-Result<InetAddr> InetSocket::Route(const InetAddr& dst) {
+Result<InetAddr> InetSocket::Route(const InetAddr& dst, bool* external) {
+  *external = false;
   InetAddr d = dst;
   if (d.IsAny()) {  // connecting to the wildcard reaches this host's loopback
     InetAddr lo = d.IsV4() ? InetAddr::V4(INADDR_LOOPBACK, d.port) : InetAddr::V6Loopback(d.port);
     d.ip = lo.ip;
   }
-  if (!d.IsLoopback()) return Errno(ENETUNREACH);
   if (family_ == AF_INET6 && d.IsV4()) {
     absl::MutexLock l(&smu_);
     if (v6only_) return Errno(ENETUNREACH);
   }
+  if (!d.IsLoopback()) {
+    if (stack_.mode() != NetMode::kHost) return Errno(ENETUNREACH);
+    *external = true;
+  }
   return d;
+}
+
+HostLink* InetSocket::host() {
+  absl::MutexLock l(&smu_);
+  return host_.get();
 }
 
 Result<void> InetSocket::AutobindLocked(const InetAddr& toward) {
@@ -359,8 +370,16 @@ Result<void> InetSocket::Connect(Caller& c, std::span<const uint8_t> addr, PathO
     if (state_ == State::kConnected) return Errno(EISCONN);
     if (state_ == State::kListening) return Errno(EISCONN);
   }
-  InetAddr to = SENTRY_TRY(Route(dst));
-  if (tcp()) return ConnectTcp(c, to);
+  bool external;
+  InetAddr to = SENTRY_TRY(Route(dst, &external));
+  if (tcp()) return external ? ConnectHostTcp(c, to) : ConnectTcp(c, to);
+  if (external && to.port != 53) {
+    EgressPolicy& policy = *stack_.policy();
+    if (std::optional<std::string> why = policy.Denied(to)) {
+      policy.ReportDenied("connect", to, *why);
+      return Errno(EPERM);
+    }
+  }
   absl::MutexLock l(&smu_);
   SENTRY_TRY(AutobindLocked(to));
   peer_ = to;
@@ -440,6 +459,140 @@ Result<void> InetSocket::ConnectTcp(Caller& c, const InetAddr& dst) {
   return nonblock ? Result<void>(Errno(EINPROGRESS)) : Ok();
 }
 
+Result<void> InetSocket::ConnectHostTcp(Caller& c, const InetAddr& dst) {
+  if (dst.port == 53) return ConnectDnsTcp(c, dst);
+  EgressPolicy& policy = *stack_.policy();
+  if (std::optional<std::string> why = policy.Denied(dst)) {
+    policy.ReportDenied("connect", dst, *why);
+    return Errno(ECONNREFUSED);
+  }
+  std::unique_ptr<HostLink> link = SENTRY_TRY(HostLink::Open(dst, SOCK_STREAM, &queue_));
+  {
+    absl::MutexLock l(&smu_);
+    int one = 1;
+    if (keepalive_) setsockopt(link->fd(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    auto nodelay = int_opts_.find({IPPROTO_TCP, TCP_NODELAY});
+    if (nodelay != int_opts_.end() && nodelay->second) {
+      setsockopt(link->fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+  }
+  Result<void> started = link->Connect(dst);
+  if (!started.ok() && started.error() != EINPROGRESS) return started.error();
+  HostLink* h;
+  {
+    absl::MutexLock l(&smu_);
+    if (state_ == State::kConnected) return Errno(EISCONN);
+    struct sockaddr_storage ss {};
+    socklen_t len = sizeof(ss);
+    if (getsockname(link->fd(), reinterpret_cast<struct sockaddr*>(&ss), &len) == 0) {
+      local_ = FromHostSockaddr(ss);
+    }
+    host_ = std::move(link);
+    h = host_.get();
+    state_ = State::kConnected;
+    peer_ = dst;
+  }
+  if (started.ok()) return Ok();
+  if (NonBlocking()) return Errno(EINPROGRESS);
+  ScopedWait wait(queue_, c.blocker.waiter(), kEventOut | kEventErr | kEventHup);
+  while (!(h->Readiness() & (kEventOut | kEventErr | kEventHup))) {
+    SENTRY_TRY(Wait(c.blocker, true));
+  }
+  if (int err = h->TakeError()) {
+    absl::MutexLock l(&smu_);
+    state_ = State::kClosed;
+    return Errno(err);
+  }
+  return Ok();
+}
+
+Result<void> InetSocket::ConnectDnsTcp(Caller& c, const InetAddr& dst) {
+  (void)c;
+  auto conn = std::make_shared<StreamConn>(false, kTcpCapacity);
+  absl::MutexLock l(&smu_);
+  if (state_ == State::kConnected) return Errno(EISCONN);
+  SENTRY_TRY(AutobindLocked(InetAddr::V4(INADDR_LOOPBACK, 0)));
+  state_ = State::kConnected;
+  conn_ = conn;
+  side_ = 0;
+  peer_ = dst;
+  dns_tcp_.store(true);
+  conn->Attach(0, &queue_);
+  return NonBlocking() ? Result<void>(Errno(EINPROGRESS)) : Ok();
+}
+
+void InetSocket::PumpDns() {
+  std::shared_ptr<StreamConn> c = conn();
+  if (!c) return;
+  absl::MutexLock l(&dns_mu_);
+  auto no_wait = [] { return Result<void>(Errno(EAGAIN)); };
+  for (;;) {
+    uint8_t buf[4096];
+    auto r = c->Recv(1, buf, 0, true, no_wait);
+    if (!r.ok() || r->copied == 0) break;
+    dns_in_.insert(dns_in_.end(), buf, buf + r->copied);
+  }
+  while (dns_in_.size() >= 2) {
+    size_t len = static_cast<size_t>(dns_in_[0] << 8 | dns_in_[1]);
+    if (dns_in_.size() < 2 + len) break;
+    std::span<const uint8_t> msg(dns_in_.data() + 2, len);
+    if (auto answer = AnswerDnsQuery(msg, *stack_.policy(), false)) {
+      std::vector<uint8_t> out = {static_cast<uint8_t>(answer->size() >> 8),
+                                  static_cast<uint8_t>(answer->size() & 0xff)};
+      out.insert(out.end(), answer->begin(), answer->end());
+      Control none;
+      (void)c->Send(1, out, none, true, no_wait);
+    }
+    dns_in_.erase(dns_in_.begin(), dns_in_.begin() + static_cast<ptrdiff_t>(2 + len));
+  }
+}
+
+Result<size_t> InetSocket::SendHost(Caller& c, HostLink& h, SendRequest& req, const InetAddr* to) {
+  ScopedWait wait(queue_, c.blocker.waiter(), kEventOut | kEventErr | kEventHup);
+  size_t done = 0;
+  for (;;) {
+    Result<size_t> n = h.Send(req.data.subspan(done), req.flags, to);
+    if (n.ok()) {
+      done += *n;
+      if (done == req.data.size() || !tcp()) return done;
+      continue;
+    }
+    if (n.error() != EAGAIN) return done ? Result<size_t>(done) : n.error();
+    if (NonBlock(req.flags)) return done ? Result<size_t>(done) : Errno(EAGAIN);
+    Result<void> w = Wait(c.blocker, true);
+    if (!w.ok()) return done ? Result<size_t>(done) : w.error();
+  }
+}
+
+Result<RecvResult> InetSocket::RecvHostTcp(Caller& c, HostLink& h, std::span<uint8_t> dst,
+                                           int flags) {
+  ScopedWait wait(queue_, c.blocker.waiter(), kEventIn | kEventErr | kEventHup | kEventRdHup);
+  RecvResult out;
+  for (;;) {
+    size_t length = 0;
+    Result<size_t> n = h.Recv(dst.subspan(out.copied), flags, nullptr, &length, nullptr);
+    if (n.ok()) {
+      out.copied += *n;
+      out.length = out.copied;
+      bool more = (flags & MSG_WAITALL) && !(flags & MSG_PEEK) && *n > 0 &&
+                  out.copied < dst.size();
+      if (!more) return out;
+      continue;
+    }
+    if (n.error() != EAGAIN) return out.copied ? Result<RecvResult>(out) : n.error();
+    if (NonBlock(flags)) return out.copied ? Result<RecvResult>(out) : Errno(EAGAIN);
+    Result<void> w = Wait(c.blocker, false);
+    if (!w.ok()) return out.copied ? Result<RecvResult>(out) : w.error();
+  }
+}
+
+Result<HostLink*> InetSocket::HostUdp(const InetAddr& to) {
+  absl::MutexLock l(&smu_);
+  if (!host_) host_ = SENTRY_TRY(HostLink::Open(to, SOCK_DGRAM, &queue_));
+  if (host_->v4() != to.IsV4()) return Errno(ENETUNREACH);
+  return host_.get();
+}
+
 Result<void> InetSocket::Shutdown(int how) {
   if (how < SHUT_RD || how > SHUT_RDWR) return Errno(EINVAL);
   bool rd = how != SHUT_WR, wr = how != SHUT_RD;
@@ -459,6 +612,7 @@ Result<void> InetSocket::Shutdown(int how) {
       if (state_ != State::kConnected) return Errno(ENOTCONN);
       shut_rd_ |= rd;
       shut_wr_ |= wr;
+      if (host_) return host_->Shutdown(how);
       conn = conn_;
       side = side_;
     } else {
@@ -499,19 +653,24 @@ Result<size_t> InetSocket::Send(Caller& c, SendRequest& req, PathOps&) {
   if (req.flags & MSG_OOB) return Errno(EOPNOTSUPP);
   std::shared_ptr<StreamConn> conn;
   int side;
+  HostLink* h;
   {
     absl::MutexLock l(&smu_);
     if (int e = std::exchange(error_, 0)) return Errno(e);
     if (state_ != State::kConnected) return Errno(EPIPE);
     conn = conn_;
     side = side_;
+    h = host_.get();
   }
-  if (!conn) return Errno(EPIPE);
   req.control = Control();  // TCP carries no ancillary data
+  if (h) return SendHost(c, *h, req, nullptr);
+  if (!conn) return Errno(EPIPE);
   if (req.data.empty()) return size_t{0};
   ScopedWait wait(queue_, c.blocker.waiter(), kEventOut);
-  return conn->Send(side, req.data, req.control, NonBlock(req.flags),
-                    [&] { return Wait(c.blocker, true); });
+  Result<size_t> sent = conn->Send(side, req.data, req.control, NonBlock(req.flags),
+                                   [&] { return Wait(c.blocker, true); });
+  if (dns_tcp_.load()) PumpDns();
+  return sent;
 }
 
 Result<RecvResult> InetSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags) {
@@ -529,6 +688,7 @@ Result<RecvResult> InetSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags
     conn = conn_;
     side = side_;
   }
+  if (HostLink* h = host()) return RecvHostTcp(c, *h, dst, flags);
   if (!conn) return RecvResult{};
   ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
   auto r = SENTRY_TRY(
@@ -565,15 +725,38 @@ Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
     if (shut_wr_) return Errno(EPIPE);
     if (req.to.empty() && !udp_connected_) return Errno(EDESTADDRREQ);
   }
+  bool external = false;
   if (!req.to.empty()) {
     to = SENTRY_TRY(ParseAddr(req.to, false));
-    to = SENTRY_TRY(Route(to));
+    to = SENTRY_TRY(Route(to, &external));
   } else {
     absl::MutexLock l(&smu_);
     to = peer_;
+    external = !to.IsLoopback();
   }
   if (to.port == 0 && !req.to.empty()) return Errno(EINVAL);
   if (req.data.size() > (family_ == AF_INET ? kMaxUdpV4 : kMaxUdpV6)) return Errno(EMSGSIZE);
+  if (external) {
+    EgressPolicy& policy = *stack_.policy();
+    if (to.port == 53) {
+      // The Sentry's DNS: the answer comes back from where the query went.
+      {
+        absl::MutexLock l(&smu_);
+        SENTRY_TRY(AutobindLocked(InetAddr::V4(INADDR_LOOPBACK, 0)));
+        from = local_;
+      }
+      if (auto answer = AnswerDnsQuery(req.data, policy, true)) {
+        DeliverUdp(*answer, to, from, 64, 0);
+      }
+      return req.data.size();
+    }
+    if (std::optional<std::string> why = policy.Denied(to)) {
+      policy.ReportDenied("send", to, *why);
+      return Errno(EPERM);
+    }
+    HostLink* h = SENTRY_TRY(HostUdp(to));
+    return SendHost(c, *h, req, &to);
+  }
   bool connected;
   int hoplimit, tclass;
   {
@@ -629,6 +812,26 @@ Result<RecvResult> InetSocket::RecvUdp(Caller& c, std::span<uint8_t> dst, int fl
     }
     if (int e = std::exchange(error_, 0)) return R(Errno(e));
     if (shut_rd_) return R(RecvResult{});
+    while (host_) {
+      RecvResult r;
+      InetAddr from;
+      Result<size_t> n = host_->Recv(dst, flags, &from, &r.length, &r.msg_flags);
+      if (!n.ok()) {
+        if (n.error() == EAGAIN) break;
+        return R(n.error());
+      }
+      // A connected socket takes datagrams from its peer only, as Linux's.
+      if (udp_connected_ && !(peer_.SameIp(from) && peer_.port == from.port)) {
+        if (flags & MSG_PEEK) {
+          uint8_t drop;
+          (void)host_->Recv({&drop, 1}, 0, nullptr, nullptr, nullptr);
+        }
+        continue;
+      }
+      r.copied = *n;
+      r.from = Format(from);
+      return R(std::move(r));
+    }
     return std::nullopt;
   });
 }
@@ -673,6 +876,11 @@ EventMask InetSocket::Readiness(EventMask mask) {
   {
     absl::MutexLock l(&smu_);
     if (error_) m |= kEventErr;
+    if (host_) {
+      EventMask h = host_->Readiness();
+      if (!tcp()) h &= kEventIn | kEventOut | kEventErr;
+      m |= h;
+    }
     if (!tcp()) {
       if (!rx_.empty()) m |= kEventIn;
       if (shut_rd_) m |= kEventIn | kEventRdHup;
@@ -689,6 +897,7 @@ EventMask InetSocket::Readiness(EventMask mask) {
       case State::kRefused:
         return (m | kEventOut | kEventHup | kEventIn) & (mask | kEventHup | kEventErr);
       case State::kConnected:
+        if (host_) return m & (mask | kEventHup | kEventErr);
         conn = conn_;
         side = side_;
         break;
@@ -701,12 +910,14 @@ EventMask InetSocket::Readiness(EventMask mask) {
 size_t InetSocket::InQueue() {
   absl::MutexLock l(&smu_);
   if (!tcp()) return rx_.empty() ? 0 : rx_.front().data.size();
+  if (host_) return host_->InQueue();
   if (state_ == State::kListening || !conn_) return 0;
   return conn_->InQueue(side_);
 }
 
 size_t InetSocket::OutQueue() {
   absl::MutexLock l(&smu_);
+  if (tcp() && host_) return host_->OutQueue();
   if (!tcp() || state_ == State::kListening || !conn_) return 0;
   return conn_->OutQueue(side_);
 }
@@ -720,6 +931,11 @@ Result<std::vector<uint8_t>> InetSocket::GetOption(int level, int name) {
     if (name == SO_PEERCRED) {
       struct ucred u = {0, static_cast<uid_t>(-1), static_cast<gid_t>(-1)};
       return OptionBytes(u);
+    }
+    if (name == SO_ERROR) {
+      int e = TakeError();
+      if (HostLink* h = host(); h && e == 0) e = h->TakeError();
+      return OptionBytes(e);
     }
     return Socket::GetOption(level, name);
   }

@@ -1,6 +1,8 @@
 // AF_INET and AF_INET6 inside the sandbox: TCP over a StreamConn and UDP datagrams, between
-// sockets bound to loopback (127.0.0.0/8, ::1) or to the wildcard address. Nothing here
-// touches a host socket; traffic to any other address fails with ENETUNREACH (--net=none).
+// sockets bound to loopback (127.0.0.0/8, ::1) or to the wildcard address. Traffic to any
+// other address fails with ENETUNREACH under --net=none; under --net=host it goes through a
+// host socket (netstack/host.h) once the egress policy allows the destination, and DNS
+// queries to port 53 anywhere are answered by the Sentry (netstack/dns.h).
 //
 // Addresses are kept in IPv6 form (IPv4 as ::ffff:a.b.c.d) and shown in the socket's own
 // family, so IPv4-mapped IPv6 works as on Linux.
@@ -16,6 +18,10 @@
 
 #include "netstack/socket.h"
 #include "netstack/stream.h"
+
+namespace sentry::netstack {
+class HostLink;
+}
 
 namespace sentry::netstack {
 
@@ -108,10 +114,20 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   SockAddr Format(const InetAddr& a) const;
   // Binds to an ephemeral port on the address `toward` is reached from, if not bound.
   Result<void> AutobindLocked(const InetAddr& toward) ABSL_EXCLUSIVE_LOCKS_REQUIRED(smu_);
-  // The address a connection or datagram to `dst` goes to: the wildcard means loopback,
-  // anything but loopback is unreachable.
-  Result<InetAddr> Route(const InetAddr& dst);
+  // The address a connection or datagram to `dst` goes to: the wildcard means loopback;
+  // anything but loopback is unreachable, or under --net=host `external`.
+  Result<InetAddr> Route(const InetAddr& dst, bool* external);
   Result<void> ConnectTcp(Caller& c, const InetAddr& dst);
+  // --net=host: a connection through a host socket, or to the Sentry's DNS (port 53).
+  Result<void> ConnectHostTcp(Caller& c, const InetAddr& dst);
+  Result<void> ConnectDnsTcp(Caller& c, const InetAddr& dst);
+  // Answers the complete DNS messages the guest wrote to a ConnectDnsTcp connection.
+  void PumpDns();
+  Result<size_t> SendHost(Caller& c, HostLink& h, SendRequest& req, const InetAddr* to);
+  Result<RecvResult> RecvHostTcp(Caller& c, HostLink& h, std::span<uint8_t> dst, int flags);
+  // The UDP host socket (made on first use), for datagrams to `to`.
+  Result<HostLink*> HostUdp(const InetAddr& to);
+  HostLink* host();
   Result<size_t> SendUdp(Caller& c, SendRequest& req);
   Result<RecvResult> RecvUdp(Caller& c, std::span<uint8_t> dst, int flags);
   bool DeliverUdp(std::span<const uint8_t> data, const InetAddr& from, const InetAddr& to,
@@ -135,6 +151,13 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   size_t rx_bytes_ ABSL_GUARDED_BY(smu_) = 0;
   // Options kept for getsockopt: IPPROTO_IP, IPPROTO_IPV6, IPPROTO_TCP.
   std::map<std::pair<int, int>, int> int_opts_ ABSL_GUARDED_BY(smu_);
+  // --net=host: the host socket this one relays through. Set once, kept until destruction,
+  // so a pointer taken under smu_ stays valid while the caller holds the socket.
+  std::unique_ptr<HostLink> host_ ABSL_GUARDED_BY(smu_);
+  // A TCP connection to the Sentry's DNS: side 1 of conn_ is the Sentry's answering end.
+  std::atomic<bool> dns_tcp_{false};
+  absl::Mutex dns_mu_;  // taken without smu_: answering may wait for the host's resolver
+  std::vector<uint8_t> dns_in_ ABSL_GUARDED_BY(dns_mu_);
 };
 
 }  // namespace sentry::netstack

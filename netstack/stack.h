@@ -11,14 +11,16 @@
 #include <string>
 
 #include "netstack/inet.h"
+#include "netstack/policy.h"
 #include "netstack/socket.h"
 
 namespace sentry::netstack {
 
 class UnixSocket;
 
-// Where sandbox traffic may go besides loopback.
-enum class NetMode { kNone };
+// Where sandbox traffic may go besides loopback: nowhere (--net=none), or out through host
+// sockets under an egress policy (--net=host).
+enum class NetMode { kNone, kHost };
 
 // AF_UNIX names: abstract names live here only (never in the host's abstract namespace);
 // path names are keyed by the socket inode the bind created.
@@ -43,7 +45,12 @@ class UnixNames {
 
 class Stack {
  public:
-  explicit Stack(NetMode mode = NetMode::kNone) : mode_(mode) {}
+  Stack() = default;
+  // Chooses the mode, once, before the first guest runs. `policy` is required for kHost.
+  void Configure(NetMode mode, std::unique_ptr<EgressPolicy> policy) {
+    mode_ = mode;
+    policy_ = std::move(policy);
+  }
 
   // socket(2): `type` may carry SOCK_NONBLOCK / SOCK_CLOEXEC (the latter is the caller's).
   Result<vfs::FileRef> NewSocket(int family, int type, int protocol, const Ucred& owner);
@@ -60,9 +67,11 @@ class Stack {
   UnixNames& unix_names() { return unix_names_; }
   InetPorts& ports() { return ports_; }
   NetMode mode() const { return mode_; }
+  EgressPolicy* policy() const { return policy_.get(); }
 
  private:
-  const NetMode mode_;
+  NetMode mode_ = NetMode::kNone;
+  std::unique_ptr<EgressPolicy> policy_;
   std::atomic<uint64_t> next_ino_{20000};
   UnixNames unix_names_;
   absl::Mutex sockets_mu_;  // taken before any socket's smu_, never after

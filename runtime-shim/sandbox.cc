@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gofer/client.h"
 #include "gofer/launch.h"
+#include "netstack/stack.h"
 #include "sentry/base/logging.h"
 #include "sentry/base/status.h"
 #include "sentry/kernel/kernel.h"
@@ -218,6 +219,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     r = k.vfs().MountAt(*sys, kernel::NewSysfs(k), "sysfs", "sysfs",
                         MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
     if (!r.ok()) return Err("mount /sys", r.error());
+  }
+  if (opts.net_host) {
+    k.net().Configure(netstack::NetMode::kHost,
+                      std::make_unique<netstack::EgressPolicy>(opts.allow_net, opts.deny_net));
   }
   k.set_dispatch(&syscalls::Dispatch);
   if (opts.max_tasks > 0) k.set_max_tasks(opts.max_tasks);

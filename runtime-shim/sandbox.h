@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "gofer/submounts.h"
+#include "netstack/policy.h"
 
 namespace sentry::shim {
 
@@ -32,6 +33,11 @@ struct SandboxOptions {
   int64_t max_tasks = 0;
   // Which host mounts below the root and the binds the gofer serves (gofer/submounts.h).
   gofer::Submounts submounts = gofer::Submounts::kAuto;
+  // --net=host: destinations outside the sandbox through host sockets, under the policy of
+  // allow_net and deny_net (netstack/policy.h). Otherwise loopback only.
+  bool net_host = false;
+  std::vector<netstack::NetRule> allow_net;
+  std::vector<netstack::NetRule> deny_net;
 };
 
 // Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.

@@ -1,10 +1,11 @@
 // sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... [--submounts=auto|none]
-//            -- PROGRAM ARGS...
+//            [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]... -- PROGRAM ARGS...
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "netstack/policy.h"
 #include "runtime-shim/sandbox.h"
 #include "vfs/mem_inode.h"
 
@@ -16,6 +17,7 @@ void Usage(FILE* out) {
       "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
       "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
+      "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
       "                  -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
       "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
@@ -29,7 +31,13 @@ void Usage(FILE* out) {
       "/dev/shm, memfds) holds in all: bytes with a k/m/g/t suffix or a percentage of RAM\n"
       "(default 50%%); beyond it writes fail with ENOSPC. --pids caps the guest's tasks\n"
       "(threads) at N; by default the cap is derived from what the host gives (pids cgroup,\n"
-      "threads-max, RLIMIT_NPROC).\n");
+      "threads-max, RLIMIT_NPROC).\n"
+      "--net=none (the default) gives the guest its own loopback only. --net=host lets it\n"
+      "reach other addresses through the Sentry under an egress policy: RULE is a domain\n"
+      "(example.com, *.example.com), an IP or CIDR (10.0.0.0/8, [2001:db8::/32]), optionally\n"
+      "with :PORT or :PORT-PORT. Deny rules win; with no --allow-net every public address\n"
+      "is allowed; private, link-local and loopback ranges need a CIDR rule. The Sentry\n"
+      "answers the guest's DNS: names no rule allows do not resolve. See docs/network.md.\n");
 }
 
 }  // namespace
@@ -109,6 +117,28 @@ int main(int argc, char** argv) {
         return 2;
       }
       opts.submounts = *sm;
+    } else if (const char* v = value("--net")) {
+      std::string mode = v;
+      if (mode != "none" && mode != "host") {
+        fprintf(stderr, "sentry-run: --net must be none or host, got \"%s\"\n", v);
+        return 2;
+      }
+      opts.net_host = mode == "host";
+    } else if (a.rfind("--allow-net", 0) == 0 || a.rfind("--deny-net", 0) == 0) {
+      bool allow = a.rfind("--allow-net", 0) == 0;
+      const char* v = value(allow ? "--allow-net" : "--deny-net");
+      if (v == nullptr) {
+        fprintf(stderr, "sentry-run: %s needs a RULE (see --help)\n", a.c_str());
+        return 2;
+      }
+      std::string err;
+      auto rule = sentry::netstack::ParseNetRule(v, &err);
+      if (!rule) {
+        fprintf(stderr, "sentry-run: %s=%s: %s\n", allow ? "--allow-net" : "--deny-net", v,
+                err.c_str());
+        return 2;
+      }
+      (allow ? opts.allow_net : opts.deny_net).push_back(*rule);
     } else if (a.rfind("-", 0) == 0) {
       fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
       return 2;
@@ -117,6 +147,10 @@ int main(int argc, char** argv) {
     }
   }
   for (; i < argc; i++) opts.argv.push_back(argv[i]);
+  if (!opts.net_host && (!opts.allow_net.empty() || !opts.deny_net.empty())) {
+    fprintf(stderr, "sentry-run: --allow-net and --deny-net need --net=host\n");
+    return 2;
+  }
   if (opts.argv.empty()) {
     fprintf(stderr, "sentry-run: no program given\n");
     Usage(stderr);
