@@ -7,7 +7,10 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       bash python3 gcc make libc6-dev git tar gzip coreutils findutils grep sed mawk diffutils
       util-linux mount
       # tests/suites: CPython's own regression tests, for /usr/bin/python3; tests/workloads
-      sqlite3 libpython3.11-testsuite)
+      sqlite3 libpython3.11-testsuite
+      # tests/workloads/egress.sh: its test network. dnsmasq-base is dnsmasq's program alone:
+      # the package dnsmasq would also start a system-wide DNS server on port 53.
+      iproute2 dnsmasq-base)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
