@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace sentry::netstack {
 namespace {
@@ -41,15 +42,19 @@ bool ParsePorts(const std::string& text, NetRule& r) {
 
 bool ValidDomain(const std::string& d) {
   std::string rest = d.starts_with("*.") ? d.substr(2) : d;
-  if (rest.empty() || rest.size() > 253 || rest.front() == '.' || rest.back() == '.') {
-    return false;
-  }
-  for (char c : rest) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') {
+  if (rest.empty() || rest.size() > 253) return false;
+  // Labels of letters, digits, '-' and '_', neither starting nor ending with '-'.
+  for (absl::string_view label : absl::StrSplit(rest, '.')) {
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
       return false;
     }
+    for (char c : label) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') {
+        return false;
+      }
+    }
   }
-  return rest.find("..") == std::string::npos;
+  return true;
 }
 
 std::string CanonicalName(std::string name) {

@@ -40,7 +40,8 @@ TEST(NetRuleTest, ParsesEveryForm) {
 
 TEST(NetRuleTest, RefusesBadRules) {
   for (const char* bad : {"", ":80", "a..b", "10.0.0.0/33", "host:0", "host:70000", "host:9-3",
-                          "[::1", "[::1]x", "x/8", "bad name", "*.", "host:"}) {
+                          "[::1", "[::1]x", "x/8", "bad name", "*.", "host:", "--", "-a.com",
+                          "a-.com"}) {
     std::string err;
     EXPECT_FALSE(ParseNetRule(bad, &err).has_value()) << bad;
     EXPECT_FALSE(err.empty()) << bad;
