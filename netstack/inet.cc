@@ -269,6 +269,21 @@ Result<InetAddr> InetSocket::Route(const InetAddr& dst, bool* external) {
   return d;
 }
 
+void InetSocket::ApplyBuffers() {
+  std::shared_ptr<StreamConn> c;
+  int side, snd = 0, rcv = 0;
+  {
+    absl::MutexLock l(&smu_);
+    if (!conn_ || dns_tcp_.load()) return;
+    c = conn_;
+    side = side_;
+    if (sndbuf_set_) snd = sndbuf_;
+    if (rcvbuf_set_) rcv = rcvbuf_;
+  }
+  if (snd > 0) c->SetCapacity(side, static_cast<size_t>(snd));      // toward the peer
+  if (rcv > 0) c->SetCapacity(1 - side, static_cast<size_t>(rcv));  // toward this socket
+}
+
 HostLink* InetSocket::host() {
   absl::MutexLock l(&smu_);
   return host_.get();
@@ -435,6 +450,11 @@ Result<void> InetSocket::ConnectTcp(Caller& c, const InetAddr& dst) {
           server->peer_ = me;
           server->bound_ = false;  // shares the listener's port; never in the table
           server->int_opts_ = listener->int_opts_;
+          // An accepted socket inherits the listener's buffer sizes, as on Linux.
+          server->sndbuf_ = listener->sndbuf_;
+          server->rcvbuf_ = listener->rcvbuf_;
+          server->sndbuf_set_ = listener->sndbuf_set_;
+          server->rcvbuf_set_ = listener->rcvbuf_set_;
         }
         conn->Attach(1, &server->queue_);
         {
@@ -449,11 +469,13 @@ Result<void> InetSocket::ConnectTcp(Caller& c, const InetAddr& dst) {
         }
         listener->backlog_.push_back(server);
         listener->queue_.Notify(kEventIn);
+        server->ApplyBuffers();
         break;
       }
     }
     SENTRY_TRY(Wait(c.blocker, true));
   }
+  ApplyBuffers();
   // Linux answers a nonblocking connect with EINPROGRESS even when loopback completes it
   // at once; the socket is writable right away.
   return nonblock ? Result<void>(Errno(EINPROGRESS)) : Ok();
@@ -1047,6 +1069,13 @@ Result<std::vector<uint8_t>> InetSocket::GetOption(int level, int name) {
 Result<void> InetSocket::SetOption(int level, int name, std::span<const uint8_t> val) {
   if (level == SOL_SOCKET) {
     SENTRY_TRY(Socket::SetOption(level, name, val));
+    if (name == SO_SNDBUF || name == SO_RCVBUF) {
+      {
+        absl::MutexLock l(&smu_);
+        (name == SO_SNDBUF ? sndbuf_set_ : rcvbuf_set_) = true;
+      }
+      ApplyBuffers();
+    }
     return Ok();
   }
   if (level == IPPROTO_TCP && name == TCP_CONGESTION) {

@@ -128,6 +128,9 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   // The UDP host socket (made on first use), for datagrams to `to`.
   Result<HostLink*> HostUdp(const InetAddr& to);
   HostLink* host();
+  // Bounds the connection's queues by SO_SNDBUF and SO_RCVBUF where the guest set them (a
+  // loopback connection otherwise holds kTcpCapacity each way).
+  void ApplyBuffers();
   Result<size_t> SendUdp(Caller& c, SendRequest& req);
   Result<RecvResult> RecvUdp(Caller& c, std::span<uint8_t> dst, int flags);
   bool DeliverUdp(std::span<const uint8_t> data, const InetAddr& from, const InetAddr& to,
@@ -151,6 +154,8 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   size_t rx_bytes_ ABSL_GUARDED_BY(smu_) = 0;
   // Options kept for getsockopt: IPPROTO_IP, IPPROTO_IPV6, IPPROTO_TCP.
   std::map<std::pair<int, int>, int> int_opts_ ABSL_GUARDED_BY(smu_);
+  bool sndbuf_set_ ABSL_GUARDED_BY(smu_) = false;
+  bool rcvbuf_set_ ABSL_GUARDED_BY(smu_) = false;
   // --net=host: the host socket this one relays through. Set once, kept until destruction,
   // so a pointer taken under smu_ stays valid while the caller holds the socket.
   std::unique_ptr<HostLink> host_ ABSL_GUARDED_BY(smu_);

@@ -22,6 +22,8 @@ import sys
 import tempfile
 
 PYTHON = "/usr/bin/python3"
+# Modules that need a regrtest resource enabled although they only use loopback.
+RESOURCES = {"test_socketserver": ["-u", "network"]}
 TIMEOUT_S = 1500  # test_socket takes ~10 min under ptrace on a busy 2-core machine
 # "test_x (test.test_mod.Class.test_x) ... ok", also with a docstring line between.
 CASE = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)?\s\.\.\.\s(.*)$", re.M)
@@ -39,12 +41,24 @@ def run(argv, cwd):
         return out + "\n[pysuite: timed out after %d s]\n" % TIMEOUT_S, -1
 
 
+VERDICT = re.compile(r"^(ok|FAIL|ERROR|expected failure|unexpected success|skipped\b.*)$")
+
+
 def outcomes(text):
     """TEST_ID -> 'pass' | 'fail' | 'skip' for every case in a verbose run."""
     res = {}
-    for m in CASE.finditer(text):
+    matches = list(CASE.finditer(text))
+    for i, m in enumerate(matches):
         name, where, verdict = m.group(1), m.group(2), m.group(3).strip()
         tid = where if where.endswith("." + name) else where + "." + name
+        if not VERDICT.match(verdict):
+            # Something the test printed (a warning on stderr) came before the verdict: it
+            # is the first verdict-shaped line before the next case.
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+            for line in text[m.end():end].splitlines():
+                if VERDICT.match(line.strip()):
+                    verdict = line.strip()
+                    break
         if verdict == "ok" or verdict == "expected failure":
             res[tid] = "pass"
         elif verdict.startswith("skipped"):
@@ -75,14 +89,16 @@ def main():
         return 2
     sentry_run, platform, module, exp_path = sys.argv[1:]
     sentry_run = os.path.abspath(sentry_run)
-    if not os.path.exists("/usr/lib/python3.11/test/%s.py" % module) and \
-            not os.path.isdir("/usr/lib/python3.11/test/%s" % module):
+    # A module may be a package's submodule: test_asyncio.test_streams.
+    path = "/usr/lib/python3.11/test/" + module.replace(".", "/")
+    if not os.path.exists(path + ".py") and not os.path.isdir(path):
         print("pysuite: %s is not installed (Debian package libpython3.11-testsuite)" % module)
         return 77
     with tempfile.TemporaryDirectory(prefix="pysuite-") as cwd:
-        native_out, _ = run([PYTHON, "-m", "test", "-v", module], cwd)
+        args = ["-m", "test", "-v"] + RESOURCES.get(module, []) + [module]
+        native_out, _ = run([PYTHON] + args, cwd)
         sandbox_out, status = run([sentry_run, "--platform=" + platform, "--workspace", cwd, "--",
-                                   PYTHON, "-m", "test", "-v", module], cwd)
+                                   PYTHON] + args, cwd)
     native, sandbox = outcomes(native_out), outcomes(sandbox_out)
     listed = expectations(exp_path, module)
     unexpected, fixed, compared = [], [], 0
