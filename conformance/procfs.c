@@ -939,6 +939,26 @@ TEST(dev_files) {
   CHECK_EQ(st.st_mode & 07777, 01777);
 }
 
+// /proc/PID/fd belongs to the process's effective user: a process that dropped root reads
+// its own.
+TEST(own_fd_dir_after_setuid) {
+  if (geteuid() != 0) return;
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    if (setgid(1000) != 0 || setuid(1000) != 0) _exit(2);
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL) _exit(3);
+    closedir(d);
+    char buf[64];
+    if (readlink("/proc/self/fd/0", buf, sizeof(buf)) < 0) _exit(4);
+    struct stat st;
+    if (stat("/proc/self/fd", &st) != 0) _exit(5);  // Linux: root-owned once undumpable
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   if (argc > 1) return child_main(argc, argv);
@@ -951,6 +971,7 @@ int main(int argc, char **argv) {
   umask(022);
   tmp = conf_tmpdir("procfs");
   RUN(self_links);
+  RUN(own_fd_dir_after_setuid);
   RUN(cwd_follows_chdir);
   RUN(fd_directory);
   RUN(fd_reopen_and_fdinfo);

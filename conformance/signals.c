@@ -650,9 +650,29 @@ TEST(process_signal_goes_to_unblocked_thread) {
   set_disposition(SIGUSR1, SIG_DFL);
 }
 
+// A zombie keeps its pid until it is reaped: kill() succeeds (delivering nothing), for the
+// pid and for its process group; after the reap, ESRCH.
+TEST(kill_zombie) {
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    _exit(3);
+  }
+  siginfo_t si;
+  memset(&si, 0, sizeof(si));
+  CHECK_OK(waitid(P_PID, pid, &si, WEXITED | WNOWAIT));
+  CHECK_OK(kill(pid, 0));
+  CHECK_OK(kill(pid, SIGTERM));
+  CHECK_OK(kill(-pid, SIGTERM));
+  CHECK_EXIT(pid, 3);
+  CHECK_ERRNO(kill(pid, 0), ESRCH);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   RUN(siginfo_kill_tkill_queue);
+  RUN(kill_zombie);
   RUN(sa_restart_resumes_read);
   RUN(no_restart_read_eintr);
   RUN(sigaction_round_trip);

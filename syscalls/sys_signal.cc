@@ -172,13 +172,15 @@ Result<uint64_t> SysKill(Task& t, int pid, int sig) {
   abi::SigInfo info = UserInfo(t, sig, abi::kSI_USER);
   std::vector<kernel::ThreadGroup*> targets;
   if (pid > 0) {
+    // A zombie still has its pid until reaped: Linux checks permission and succeeds,
+    // delivering nothing.
     kernel::ThreadGroup* g = k.GroupByTgid(pid);
-    if (g == nullptr || g->zombie) return Errno(ESRCH);
+    if (g == nullptr) return Errno(ESRCH);
     targets.push_back(g);
   } else {
     int pgid = pid == 0 ? t.tg().pgid : -pid;
     for (kernel::ThreadGroup* g : k.AllGroups()) {
-      if (g->zombie) continue;
+      if (pid == -1 && g->zombie) continue;
       if (pid == -1 ? (g->tgid != 1 && g != &t.tg()) : g->pgid == pgid) targets.push_back(g);
     }
     if (targets.empty()) return Errno(ESRCH);
@@ -188,7 +190,7 @@ Result<uint64_t> SysKill(Task& t, int pid, int sig) {
   for (kernel::ThreadGroup* g : targets) {
     if (!MaySignal(t, *g, sig)) continue;
     sent = true;
-    if (sig != 0) k.SendGroupSignal(*g, info);
+    if (sig != 0 && !g->zombie) k.SendGroupSignal(*g, info);
   }
   return sent || pid == -1 ? Result<uint64_t>(0) : Errno(EPERM);
 }

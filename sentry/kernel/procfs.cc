@@ -42,8 +42,8 @@ class ProcFs {
   InodeRef Text(std::string s) {
     return File([s]() -> Result<std::string> { return s; });
   }
-  std::shared_ptr<SyntheticDir> Dir(uint32_t mode = 0555) {
-    return std::make_shared<SyntheticDir>(sb_, mode);
+  std::shared_ptr<SyntheticDir> Dir(uint32_t mode = 0555, uint32_t uid = 0, uint32_t gid = 0) {
+    return std::make_shared<SyntheticDir>(sb_, mode, uid, gid);
   }
   InodeRef Link(std::function<Result<std::string>()> target) {
     return std::make_shared<SyntheticSymlink>(sb_, std::move(target));
@@ -57,7 +57,9 @@ class ProcFs {
   Result<Proc> Find(int tgid, int tid);
   InodeRef ProcessDir(int tgid, int tid, bool with_tasks);
   InodeRef MagicLink(int tgid, std::function<vfs::FileRef(Proc&)> which);
-  InodeRef FdDir(int tgid, bool info);
+  // /proc/PID/fd or fdinfo, owned by the process's effective ids as on Linux (so a process
+  // that changed its uid still reads its own).
+  InodeRef FdDir(int tgid, bool info, uint32_t uid, uint32_t gid);
   std::string StatLine(Proc& p);
   std::string Status(Proc& p);
   Result<void> SetOomScoreAdj(int tgid, int tid, std::string v);
@@ -296,8 +298,8 @@ vfs::FileRef PlaceFile(const vfs::Path& p) {
   return f;
 }
 
-InodeRef ProcFs::FdDir(int tgid, bool info) {
-  auto dir = Dir(info ? 0500 : 0500);
+InodeRef ProcFs::FdDir(int tgid, bool info, uint32_t uid, uint32_t gid) {
+  auto dir = Dir(0500, uid, gid);
   auto fds_of = [this, tgid]() -> std::shared_ptr<vfs::FdTable> {
     auto p = Find(tgid, tgid);
     if (!p.ok() || !p->task) return nullptr;
@@ -360,7 +362,14 @@ InodeRef ProcFs::FdDir(int tgid, bool info) {
 }
 
 InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
-  auto dir = Dir();
+  // Linux shows a process's files as its effective user's (for a dumpable process).
+  uint32_t uid = 0, gid = 0;
+  if (auto p = Find(tgid, tid); p.ok()) {
+    absl::MutexLock l(&k_.mu());
+    uid = p->tg->creds.euid;
+    gid = p->tg->creds.egid;
+  }
+  auto dir = Dir(0555, uid, gid);
   dir->set_valid([this, tgid, tid]() { return Find(tgid, tid).ok(); });
   auto gen = [this, tgid, tid](std::function<std::string(Proc&)> fn) {
     return File([this, tgid, tid, fn]() -> Result<std::string> {
@@ -462,8 +471,8 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
              if (!p.task || !p.task->fs_ref()) return nullptr;
              return PlaceFile(p.task->fs().root());
            }));
-  dir->Add("fd", FdDir(tgid, false));
-  dir->Add("fdinfo", FdDir(tgid, true));
+  dir->Add("fd", FdDir(tgid, false, uid, gid));
+  dir->Add("fdinfo", FdDir(tgid, true, uid, gid));
   if (with_tasks) {
     auto tasks = Dir();
     SyntheticDir::Dynamic d;
