@@ -19,10 +19,10 @@ MIB = 1 << 20
 SIZES = {
     "full": dict(syscalls=50000, pingpongs=20000, loopback_mib=1024, forks=200, pipe_mib=512, file_mib=1024, python_rounds=100,
                  gcc_functions=100, make_functions=25, git_files=200, tar_dir="linux",
-                 find_dir="/usr/include", sqlite_rows=10000),
+                 find_dir="/usr/include", sqlite_rows=10000, http_gets=200),
     "tiny": dict(syscalls=1000, pingpongs=100, loopback_mib=1, forks=5, pipe_mib=1, file_mib=1, python_rounds=1,
                  gcc_functions=2, make_functions=1, git_files=5, tar_dir="linux/netfilter",
-                 find_dir="/usr/include/linux/netfilter", sqlite_rows=100),
+                 find_dir="/usr/include/linux/netfilter", sqlite_rows=100, http_gets=5),
 }
 
 
@@ -154,6 +154,10 @@ def find_grep(ctx):
     return shell(ctx, f"find {ctx.size['find_dir']} -name '*.h' | xargs grep -l define | wc -l")
 
 
+def http_gets(ctx):
+    return timed(ctx, PYTHON, os.path.join(ctx.tmp, "http_gets.py"), str(ctx.size["http_gets"]))
+
+
 def sqlite(ctx):
     return timed(ctx, PYTHON, os.path.join(ctx.tmp, "sqlite_inserts.py"),
                  str(ctx.size["sqlite_rows"]))
@@ -163,6 +167,7 @@ def sqlite(ctx):
 def _write_scripts(ctx):
     inputs.write_file(os.path.join(ctx.tmp, "work.py"), inputs.PYTHON_SCRIPT)
     inputs.write_file(os.path.join(ctx.tmp, "sqlite_inserts.py"), inputs.SQLITE_SCRIPT)
+    inputs.write_file(os.path.join(ctx.tmp, "http_gets.py"), inputs.HTTP_SCRIPT)
 
 
 def _write_c_file(ctx):
@@ -213,4 +218,5 @@ def all_benchmarks():
         Benchmark("tar czf+xzf", command=tar, **workload),
         Benchmark("find+grep", command=find_grep, **workload),
         Benchmark("sqlite3 inserts", command=sqlite, prepare=_write_scripts, **workload),
+        Benchmark("http.server 200 GETs", command=http_gets, prepare=_write_scripts, **workload),
     ]

@@ -109,3 +109,27 @@ def big_file(path, size_bytes):
         while left > 0:
             f.write(block[:left])
             left -= len(block)
+
+# 200 HTTP GETs (one connection each) from urllib to python's http.server on loopback, both in
+# one process: what a test runner or an agent fetching from a local dev server does.
+HTTP_SCRIPT = textwrap.dedent("""\
+    import http.server, os, sys, threading, urllib.request
+
+    count = int(sys.argv[1])
+    with open("page.html", "w") as f:
+        f.write("x" * 4096)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/page.html" % server.server_address[1]
+    total = 0
+    for _ in range(count):
+        with urllib.request.urlopen(url) as r:
+            total += len(r.read())
+    server.shutdown()
+    print(total)
+    """)
