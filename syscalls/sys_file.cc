@@ -1,5 +1,6 @@
 // Opening, closing and duplicating files; fcntl, ioctl, pipes, directories, cwd.
 #include <dirent.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -47,6 +48,56 @@ Result<uint64_t> SysOpenat(Task& t, int dirfd, GuestAddr path_addr, int flags, u
   constexpr int kForcedLargefile = 0100000;
   int file_flags = (flags & ~O_CLOEXEC) | kForcedLargefile;
   auto f = SENTRY_TRY(t.kernel().vfs().Open(ctx, start, path, file_flags, mode));
+  return t.fds().Add(f, flags & O_CLOEXEC, 0, NofileLimit(t));
+}
+
+Result<uint64_t> SysOpenat2(Task& t, int dirfd, GuestAddr path_addr, GuestAddr how_addr,
+                            size_t size) {
+  // struct open_how grows by appending fields: a larger one is fine if the rest is zero.
+  constexpr size_t kVer0 = sizeof(struct open_how);
+  if (size < kVer0) return Errno(EINVAL);
+  if (size > kPageSize) return Errno(E2BIG);
+  std::vector<uint8_t> raw(size);
+  SENTRY_TRY(t.CopyInBytes(how_addr, raw));
+  for (size_t i = kVer0; i < size; i++) {
+    if (raw[i] != 0) return Errno(E2BIG);
+  }
+  struct open_how how;
+  memcpy(&how, raw.data(), kVer0);
+  constexpr uint64_t kKnownFlags =
+      O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |
+      O_ASYNC | O_DIRECT | 0100000 /* O_LARGEFILE */ | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |
+      O_CLOEXEC | O_SYNC | O_PATH | O_TMPFILE;
+  constexpr uint64_t kKnownResolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS |
+                                     RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_IN_ROOT |
+                                     RESOLVE_CACHED;
+  if (how.flags & ~kKnownFlags) return Errno(EINVAL);
+  if (how.resolve & ~kKnownResolve) return Errno(EINVAL);
+  if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT)) return Errno(EINVAL);
+  bool creates = (how.flags & O_CREAT) || (how.flags & O_TMPFILE) == O_TMPFILE;
+  if (how.mode & ~uint64_t{07777}) return Errno(EINVAL);
+  if (how.mode != 0 && !creates) return Errno(EINVAL);
+  // Nothing here is answered from a cache alone: only what would need I/O is refused, as
+  // Linux refuses it.
+  if ((how.resolve & RESOLVE_CACHED) && (how.flags & (O_CREAT | O_TRUNC | O_TMPFILE))) {
+    return Errno(EAGAIN);
+  }
+  int flags = static_cast<int>(how.flags);
+  std::string path = SENTRY_TRY(t.CopyInString(path_addr));
+  if ((flags & O_TMPFILE) == O_TMPFILE) return Errno(EOPNOTSUPP);
+  vfs::Context ctx = t.VfsContext();
+  vfs::Path start = SENTRY_TRY(StartAt(t, ctx, dirfd, path));
+  ctx.resolve = how.resolve;
+  if (how.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) {
+    // The directory dirfd names, even for an absolute path (which IN_ROOT reads from it).
+    vfs::Path dir = SENTRY_TRY(StartAt(t, ctx, dirfd, "."));
+    if (how.resolve & RESOLVE_BENEATH) ctx.beneath = dir;
+    if (how.resolve & RESOLVE_IN_ROOT) ctx.root = start = dir;
+  }
+  constexpr int kForcedLargefile = 0100000;
+  int file_flags = (flags & ~O_CLOEXEC) | kForcedLargefile;
+  auto f = SENTRY_TRY(t.kernel().vfs().Open(ctx, start, path, file_flags,
+                                            static_cast<uint32_t>(how.mode)));
   return t.fds().Add(f, flags & O_CLOEXEC, 0, NofileLimit(t));
 }
 

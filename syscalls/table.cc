@@ -153,6 +153,8 @@ Result<uint64_t> SysNanosleep(Task& t, GuestAddr req, GuestAddr rem);
 Result<uint64_t> SysNewfstatat(Task& t, int dirfd, GuestAddr path, GuestAddr buf, int flags);
 Result<uint64_t> SysOpen(Task& t, GuestAddr path, int flags, uint32_t mode);
 Result<uint64_t> SysOpenat(Task& t, int dirfd, GuestAddr path_addr, int flags, uint32_t mode);
+Result<uint64_t> SysOpenat2(Task& t, int dirfd, GuestAddr path_addr, GuestAddr how_addr,
+                            size_t size);
 Result<uint64_t> SysPause(Task& t);
 Result<uint64_t> SysPipe(Task& t, GuestAddr fds);
 Result<uint64_t> SysPipe2(Task& t, GuestAddr fds_addr, int flags);
@@ -645,7 +647,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(434, "pidfd_open", SysPidfdOpen, "PIDFD_NONBLOCK and PIDFD_THREAD (Linux 6.9); polls POLLIN at exit, POLLHUP once reaped, ENOENT for a non-leader without PIDFD_THREAD (as 6.9+)", Arg::kInt, Arg::kHex),
     PARTIAL(435, "clone3", SysClone3, "argument checks as Linux, CLONE_PIDFD, CLONE_CLEAR_SIGHAND; set_tid, CLONE_INTO_CGROUP and namespaces refused (EINVAL)", Arg::kPtr, Arg::kUint),
     FULL(436, "close_range", SysCloseRange, Arg::kUint, Arg::kUint, Arg::kHex),
-    UNIMPL(437, "openat2", ""),
+    PARTIAL(437, "openat2", SysOpenat2, "all RESOLVE_* flags; RESOLVE_CACHED refuses only O_CREAT/O_TRUNC/O_TMPFILE (EAGAIN); O_TMPFILE: EOPNOTSUPP as openat", Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kUint),
     PARTIAL(438, "pidfd_getfd", SysPidfdGetfd, "ptrace access is by uid/gid or euid 0 (dumpability is not tracked)", Arg::kFd, Arg::kInt, Arg::kHex),
     FULL(439, "faccessat2", SysFaccessat2, Arg::kFd, Arg::kStr, Arg::kOct, Arg::kHex),
     UNIMPL(440, "process_madvise", ""),

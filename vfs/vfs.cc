@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/limits.h>
+#include <linux/openat2.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -87,18 +88,29 @@ struct Vfs::Walker {
     auto st = SENTRY_TRY(StatOf(dir.inode()));
     SENTRY_TRY(CheckPermission(ctx.creds, st, kMayExec));
     if (name == ".") return dir;
-    if (name == "..") return vfs.Parent(ctx, dir);
+    bool no_xdev = ctx.resolve & RESOLVE_NO_XDEV;
+    if (name == "..") {
+      if ((ctx.resolve & RESOLVE_BENEATH) && dir == ctx.beneath) return Errno(EXDEV);
+      Path up = vfs.Parent(ctx, dir);
+      if (no_xdev && up.mnt != dir.mnt) return Errno(EXDEV);
+      return up;
+    }
     if (name.size() > NAME_MAX) return Errno(ENAMETOOLONG);
     DentryRef child = SENTRY_TRY(vfs.Child(dir.d, name, for_read));
     absl::MutexLock l(&vfs.mu_);
-    return vfs.CrossMounts({dir.mnt, child});
+    Path p = vfs.CrossMounts({dir.mnt, child});
+    if (no_xdev && p.mnt != dir.mnt) return Errno(EXDEV);
+    return p;
   }
 
   // Follows `p` (found in `dir`) while it is a symlink.
   Result<Path> Follow(const Path& dir, Path p) {
     while (p.inode()->IsSymlink()) {
+      if (ctx.resolve & RESOLVE_NO_SYMLINKS) return Errno(ELOOP);
       if (++links > kMaxSymlinks) return Errno(ELOOP);
       if (FileRef f = p.inode()->MagicFile()) {
+        if (ctx.resolve & RESOLVE_NO_MAGICLINKS) return Errno(ELOOP);
+        if (ctx.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) return Errno(EXDEV);
         if (!f->dentry()) {
           magic = std::move(f);
           return p;
@@ -119,6 +131,10 @@ struct Vfs::Walker {
     if (path.size() >= PATH_MAX) return Errno(ENAMETOOLONG);
     *trailing = path.back() == '/';
     std::vector<std::string> comps = SplitPath(path);
+    if (path[0] == '/') {
+      if (ctx.resolve & RESOLVE_BENEATH) return Errno(EXDEV);
+      if ((ctx.resolve & RESOLVE_NO_XDEV) && ctx.root.mnt != start.mnt) return Errno(EXDEV);
+    }
     Path cur = path[0] == '/' ? ctx.root : start;
     if (comps.empty()) return std::make_pair(cur, std::string());
     for (size_t i = 0; i + 1 < comps.size(); i++) {

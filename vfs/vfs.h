@@ -92,6 +92,12 @@ struct Context {
   // The calling thread, for opens that wait (a FIFO's other end, a lease break). Null: such
   // opens do not wait.
   Blocker* blocker = nullptr;
+  // openat2's RESOLVE_* flags (linux/openat2.h), limiting every walk made with this context:
+  // NO_XDEV, NO_MAGICLINKS, NO_SYMLINKS, and BENEATH (with `beneath`, the starting directory
+  // the walk may not leave). RESOLVE_IN_ROOT is a `root` set to the starting directory,
+  // with magic links refused.
+  uint64_t resolve = 0;
+  Path beneath;
 };
 
 class Vfs {
