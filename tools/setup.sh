@@ -10,7 +10,9 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       sqlite3 libpython3.11-testsuite
       # tests/workloads/egress.sh: its test network. dnsmasq-base is dnsmasq's program alone:
       # the package dnsmasq would also start a system-wide DNS server on port 53.
-      iproute2 dnsmasq-base)
+      iproute2 dnsmasq-base
+      # tests/workloads/network.sh: the other programs that talk over sockets
+      socat curl nodejs openssh-client)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,8 @@
 # Workload: programs that talk over sockets inside one sandbox -- python's http.server fetched
 # 200 times by urllib, an asyncio echo server and client, multiprocessing.Manager (a server
 # process on a unix socket), node's http server fetched by curl, `git clone` over `git
-# daemon` on loopback and ssh-agent with ssh-add. Only deterministic output is printed.
+# daemon` on loopback, ssh-agent with ssh-add, and socat relaying a unix socket to a TCP
+# port. Only deterministic output is printed.
 set -eu
 work=$(mktemp -d /tmp/wl_net.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -126,4 +127,18 @@ if command -v ssh-agent >/dev/null; then
   eval "$(ssh-agent -s -a "$work/agent.sock")" >/dev/null
   ssh-add -l || echo "ssh-add status $?"
   ssh-agent -k >/dev/null
+fi
+
+# socat: a TCP echo server (socat itself) behind a unix-socket-to-TCP relay (socat again);
+# a client writes to the unix socket and reads the echo that came back over TCP.
+if command -v socat >/dev/null; then
+  sport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  socat TCP-LISTEN:"$sport",bind=127.0.0.1,reuseaddr,fork EXEC:'tr a-z A-Z' &
+  socat UNIX-LISTEN:"$work/relay.sock",fork TCP:127.0.0.1:"$sport" &
+  for _ in $(seq 100); do [ -S "$work/relay.sock" ] && break; sleep 0.05; done
+  for word in one two; do
+    echo "socat relay $word" | socat -t 2 - UNIX-CONNECT:"$work/relay.sock"
+  done
+  kill %1 %2 2>/dev/null || true
+  wait 2>/dev/null || true
 fi
