@@ -99,8 +99,7 @@ bool InetPorts::Accepts(const Binding& b, const InetAddr& dst, bool from_v6) {
   return b.addr.SameIp(dst);
 }
 
-Result<uint16_t> InetPorts::Bind(int proto, Binding b, bool listening_conflicts) {
-  (void)listening_conflicts;
+Result<uint16_t> InetPorts::Bind(int proto, Binding b) {
   absl::MutexLock l(&mu_);
   auto free_for = [&](uint16_t port) -> bool {
     auto it = ports_.find({proto, port});
@@ -269,6 +268,11 @@ Result<InetAddr> InetSocket::Route(const InetAddr& dst, bool* external) {
   return d;
 }
 
+int InetSocket::IntOpt(int level, int name, int def) const {
+  auto it = int_opts_.find({level, name});
+  return it == int_opts_.end() ? def : it->second;
+}
+
 void InetSocket::ApplyBuffers() {
   std::shared_ptr<StreamConn> c;
   int side, snd = 0, rcv = 0;
@@ -307,7 +311,7 @@ Result<void> InetSocket::AutobindLocked(const InetAddr& toward) {
   if (local_.IsAny() && toward.IsAny()) b.addr = local_;
   if (!local_.IsAny()) b.addr = local_;
   b.addr.port = 0;
-  uint16_t port = SENTRY_TRY(stack_.ports().Bind(protocol_, b, false));
+  uint16_t port = SENTRY_TRY(stack_.ports().Bind(protocol_, b));
   local_ = b.addr;
   local_.port = port;
   bound_ = true;
@@ -329,7 +333,7 @@ Result<void> InetSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
   b.reuseaddr = reuseaddr_;
   b.reuseport = reuseport_;
   b.uid = owner_uid();
-  uint16_t port = SENTRY_TRY(stack_.ports().Bind(protocol_, b, false));
+  uint16_t port = SENTRY_TRY(stack_.ports().Bind(protocol_, b));
   if (a.port < 1024 && a.port != 0 && owner_uid() != 0) {
     stack_.ports().Unbind(protocol_, port, this);
     return Errno(EACCES);
@@ -493,8 +497,7 @@ Result<void> InetSocket::ConnectHostTcp(Caller& c, const InetAddr& dst) {
     absl::MutexLock l(&smu_);
     int one = 1;
     if (keepalive_) setsockopt(link->fd(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-    auto nodelay = int_opts_.find({IPPROTO_TCP, TCP_NODELAY});
-    if (nodelay != int_opts_.end() && nodelay->second) {
+    if (IntOpt(IPPROTO_TCP, TCP_NODELAY, 0)) {
       setsockopt(link->fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     }
   }
@@ -786,17 +789,13 @@ Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
     SENTRY_TRY(AutobindLocked(to));
     from = local_;
     connected = udp_connected_ && req.to.empty();
-    auto opt = [&](int level, int name, int def) {
-      auto it = int_opts_.find({level, name});
-      return it == int_opts_.end() ? def : it->second;
-    };
     bool v6 = family_ == AF_INET6;
     hoplimit = req.control.hoplimit >= 0 ? req.control.hoplimit
-               : v6                      ? opt(IPPROTO_IPV6, IPV6_UNICAST_HOPS, 64)
-                                         : opt(IPPROTO_IP, IP_TTL, 64);
+               : v6                      ? IntOpt(IPPROTO_IPV6, IPV6_UNICAST_HOPS, 64)
+                                         : IntOpt(IPPROTO_IP, IP_TTL, 64);
     tclass = req.control.tclass >= 0 ? req.control.tclass
-             : v6                    ? opt(IPPROTO_IPV6, IPV6_TCLASS, 0)
-                                     : opt(IPPROTO_IP, IP_TOS, 0);
+             : v6                    ? IntOpt(IPPROTO_IPV6, IPV6_TCLASS, 0)
+                                     : IntOpt(IPPROTO_IP, IP_TOS, 0);
   }
   if (from.IsAny()) {
     from.ip = to.IsV4() ? InetAddr::V4(INADDR_LOOPBACK, 0).ip : InetAddr::V6Loopback(0).ip;
@@ -860,10 +859,7 @@ Result<RecvResult> InetSocket::RecvUdp(Caller& c, std::span<uint8_t> dst, int fl
 
 std::vector<IpCmsg> InetSocket::RecvCmsgs(const Datagram& d) {
   std::vector<IpCmsg> out;
-  auto on = [&](int level, int name) {
-    auto it = int_opts_.find({level, name});
-    return it != int_opts_.end() && it->second != 0;
-  };
+  auto on = [&](int level, int name) { return IntOpt(level, name, 0) != 0; };
   auto add = [&](int level, int type, const auto& v) {
     const auto* p = reinterpret_cast<const uint8_t*>(&v);
     out.push_back({level, type, std::vector<uint8_t>(p, p + sizeof(v))});
@@ -962,10 +958,7 @@ Result<std::vector<uint8_t>> InetSocket::GetOption(int level, int name) {
     return Socket::GetOption(level, name);
   }
   absl::MutexLock l(&smu_);
-  auto get = [&](int def) {
-    auto it = int_opts_.find({level, name});
-    return OptionBytes(it == int_opts_.end() ? def : it->second);
-  };
+  auto get = [&](int def) { return OptionBytes(IntOpt(level, name, def)); };
   if (level == IPPROTO_TCP) {
     if (!tcp()) return Errno(EOPNOTSUPP);
     switch (name) {
@@ -1013,9 +1006,7 @@ Result<std::vector<uint8_t>> InetSocket::GetOption(int level, int name) {
     if (tcp() || (level == IPPROTO_UDPLITE && protocol_ != IPPROTO_UDPLITE)) {
       return Errno(ENOPROTOOPT);
     }
-    auto it = int_opts_.find({level, name});
-    if (it == int_opts_.end()) return OptionBytes(0);
-    return OptionBytes(it->second);
+    return OptionBytes(IntOpt(level, name, 0));
   }
   if (level == IPPROTO_IP) {
     if (family_ != AF_INET && name != IP_TOS && name != IP_TTL) return Errno(ENOPROTOOPT);

@@ -56,7 +56,7 @@ class InetPorts {
     uint32_t uid = 0;
   };
   // Binds `b` (port 0: an ephemeral port); returns the port. EADDRINUSE on a conflict.
-  Result<uint16_t> Bind(int proto, Binding b, bool listening_conflicts);
+  Result<uint16_t> Bind(int proto, Binding b);
   void Unbind(int proto, uint16_t port, const InetSocket* s);
   // The sockets bound to `dst`'s port whose address and family accept `dst`, exact
   // addresses first.
@@ -109,6 +109,8 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   };
   // The IP control messages this socket asked for (IP_PKTINFO, IPV6_RECVHOPLIMIT...).
   std::vector<IpCmsg> RecvCmsgs(const Datagram& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(smu_);
+  // The value an int option was set to (IPPROTO_IP, IPV6, TCP, UDP levels), or `def`.
+  int IntOpt(int level, int name, int def) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(smu_);
 
   Result<InetAddr> ParseAddr(std::span<const uint8_t> addr, bool for_bind);
   SockAddr Format(const InetAddr& a) const;
