@@ -564,6 +564,32 @@ TEST(errno_table) {
   close(t);
 }
 
+// SO_RCVTIMEO/SO_SNDTIMEO: {0, 0} waits forever, a negative time does not wait at all (and
+// reads back as {0, 0}), anything else is a bound on the wait.
+TEST(socket_timeouts) {
+  int sv[2];
+  CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+  struct timeval tv = {-1, 0}, got;
+  socklen_t len = sizeof(got);
+  CHECK_OK(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+  CHECK_OK(getsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &got, &len));
+  CHECK_EQ(got.tv_sec, 0);
+  CHECK_EQ(got.tv_usec, 0);
+  char c;
+  CHECK_ERRNO(recv(sv[0], &c, 1, 0), EAGAIN);
+  tv = (struct timeval){0, 20000};
+  CHECK_OK(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+  CHECK_OK(getsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &got, &len));
+  CHECK_EQ(got.tv_usec, 20000);
+  CHECK_ERRNO(recv(sv[0], &c, 1, 0), EAGAIN);
+  tv = (struct timeval){0, 0};
+  CHECK_OK(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+  CHECK_OK(getsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &got, &len));
+  CHECK_EQ(got.tv_usec, 0);
+  close(sv[0]);
+  close(sv[1]);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   RUN(unix_stream_pair);
@@ -577,6 +603,7 @@ int main(int argc, char **argv) {
   RUN(udp_loopback);
   RUN(ipv6_and_mapped);
   RUN(errno_table);
+  RUN(socket_timeouts);
   PASS("sockets");
   return 0;
 }
