@@ -590,6 +590,22 @@ TEST(socket_timeouts) {
   close(sv[1]);
 }
 
+// UDP level options: the known names at SOL_UDP or SOL_UDPLITE, ENOPROTOOPT for the rest.
+TEST(udp_options) {
+  int u = socket(AF_INET, SOCK_DGRAM, 0);
+  CHECK(u >= 0);
+  int one = 1, v = 0;
+  socklen_t len = sizeof(v);
+  CHECK_OK(setsockopt(u, IPPROTO_UDP, 1 /* UDP_CORK */, &one, sizeof(one)));
+  CHECK_OK(getsockopt(u, IPPROTO_UDPLITE, 1, &v, &len));
+  CHECK_EQ(v, 1);
+  CHECK_ERRNO(setsockopt(u, IPPROTO_UDP, 12345, &one, sizeof(one)), ENOPROTOOPT);
+  CHECK_ERRNO(getsockopt(u, IPPROTO_UDP, 12345, &v, &len), ENOPROTOOPT);
+  CHECK_ERRNO(setsockopt(u, IPPROTO_UDP, 10 /* UDPLITE_SEND_CSCOV */, &one, sizeof(one)),
+              ENOPROTOOPT);
+  close(u);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   RUN(unix_stream_pair);
@@ -604,6 +620,7 @@ int main(int argc, char **argv) {
   RUN(ipv6_and_mapped);
   RUN(errno_table);
   RUN(socket_timeouts);
+  RUN(udp_options);
   PASS("sockets");
   return 0;
 }

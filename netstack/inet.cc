@@ -12,6 +12,26 @@
 namespace sentry::netstack {
 
 namespace {
+// The UDP level options Linux knows (udp_lib_setsockopt), at SOL_UDP or SOL_UDPLITE alike
+// on either protocol; only UDP-Lite sockets may set the checksum coverages.
+constexpr int kUdpliteSendCscov = 10;
+constexpr int kUdpliteRecvCscov = 11;
+bool UdpOption(int name) {
+  switch (name) {
+    case 1:    // UDP_CORK
+    case 100:  // UDP_ENCAP
+    case 101:  // UDP_NO_CHECK6_TX
+    case 102:  // UDP_NO_CHECK6_RX
+    case 103:  // UDP_SEGMENT
+    case 104:  // UDP_GRO
+    case kUdpliteSendCscov:
+    case kUdpliteRecvCscov:
+      return true;
+    default:
+      return false;
+  }
+}
+
 constexpr uint16_t kEphemeralLow = 32768;  // net.ipv4.ip_local_port_range
 constexpr uint16_t kEphemeralHigh = 60999;
 constexpr int kSomaxconn = 4096;
@@ -772,10 +792,8 @@ Result<std::vector<uint8_t>> InetSocket::GetOption(int level, int name) {
     }
   }
   if (level == IPPROTO_UDP || level == IPPROTO_UDPLITE) {
-    if (tcp() || (level == IPPROTO_UDPLITE && protocol_ != IPPROTO_UDPLITE)) {
-      return Errno(ENOPROTOOPT);
-    }
-    auto it = int_opts_.find({level, name});
+    if (tcp() || !UdpOption(name)) return Errno(ENOPROTOOPT);
+    auto it = int_opts_.find({IPPROTO_UDP, name});
     if (it == int_opts_.end()) return OptionBytes(0);
     return OptionBytes(it->second);
   }
@@ -850,11 +868,13 @@ Result<void> InetSocket::SetOption(int level, int name, std::span<const uint8_t>
   }
   absl::MutexLock l(&smu_);
   if (level == IPPROTO_UDP || level == IPPROTO_UDPLITE) {
-    // UDP_CORK, UDP_SEGMENT, UDPLITE_{SEND,RECV}_CSCOV...: kept and read back.
-    if (tcp() || (level == IPPROTO_UDPLITE && protocol_ != IPPROTO_UDPLITE)) {
+    // UDP_CORK, UDP_SEGMENT, UDPLITE_{SEND,RECV}_CSCOV...: kept and read back. Only those:
+    // every name kept would cost the Sentry memory.
+    bool cscov = name == kUdpliteSendCscov || name == kUdpliteRecvCscov;
+    if (tcp() || !UdpOption(name) || (cscov && protocol_ != IPPROTO_UDPLITE)) {
       return Errno(ENOPROTOOPT);
     }
-    int_opts_[{level, name}] = v;
+    int_opts_[{IPPROTO_UDP, name}] = v;
     return Ok();
   }
   if (level == IPPROTO_TCP) {
