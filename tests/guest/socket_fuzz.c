@@ -1583,7 +1583,7 @@ static void Child(int slot, uint64_t seed) {
   in_child = 1;
   progress_slot = slot;
   rng_state = seed;
-  long n = 20 + (long)Below(300);
+  long n = 50 + (long)Below(800);
   for (long i = 0; i < n; i++) RunOne();
   _exit(0);
 }
@@ -1619,7 +1619,7 @@ static int Fuzz(uint64_t seed, long count) {
     RunOne();
     if (i % 500 == 499) Sweep();
     failed |= Reap(0);
-    if (Below(2000) == 0) {
+    if (Below(700) == 0) {
       for (int c = 0; c < kMaxChildren; c++) {
         if (children[c] > 0) continue;
         uint64_t child_seed = Next();
