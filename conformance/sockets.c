@@ -5,6 +5,8 @@
 #include "common.h"
 
 #include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -606,6 +608,30 @@ TEST(udp_options) {
   close(u);
 }
 
+// Requests whose replies are never read: once the receive buffer is full, replies are dropped
+// and the next receive reports ENOBUFS (poll: POLLERR), then the queued replies follow.
+TEST(netlink_overrun) {
+  int s = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK, NETLINK_ROUTE);
+  CHECK(s >= 0);
+  struct {
+    struct nlmsghdr h;
+    struct ifinfomsg i;
+  } req;
+  memset(&req, 0, sizeof(req));
+  req.h.nlmsg_len = sizeof(req);
+  req.h.nlmsg_type = RTM_GETLINK;
+  req.h.nlmsg_flags = NLM_F_REQUEST;
+  req.i.ifi_index = 1;  // lo
+  for (int i = 0; i < 20000; i++) CHECK_EQ(send(s, &req, sizeof(req), 0), (ssize_t)sizeof(req));
+  struct pollfd p = {s, POLLIN, 0};
+  CHECK_EQ(poll(&p, 1, 0), 1);
+  CHECK_EQ(p.revents, POLLIN | POLLERR);
+  char buf[8192];
+  CHECK_ERRNO(recv(s, buf, sizeof(buf), 0), ENOBUFS);
+  CHECK(recv(s, buf, sizeof(buf), 0) > 0);
+  close(s);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   RUN(unix_stream_pair);
@@ -621,6 +647,7 @@ int main(int argc, char **argv) {
   RUN(errno_table);
   RUN(socket_timeouts);
   RUN(udp_options);
+  RUN(netlink_overrun);
   PASS("sockets");
   return 0;
 }
