@@ -1,8 +1,8 @@
 // socket_fuzz: makes many random socket system calls (socket, socketpair, bind, connect, listen,
 // accept4, shutdown, get{sock,peer}name, send/recv in all their forms with control messages,
 // {set,get}sockopt, socket ioctls, poll, epoll, close, dup, read/write) on a bounded pool of
-// fds, with valid, wrong and hostile arguments, and forks now and then a child that does some
-// calls on the same sockets. Under the sandbox it checks that no such call crashes or hangs the
+// fds, with valid, wrong and hostile arguments, from two threads, and forks now and then a
+// child that does some calls on the same sockets. Under the sandbox it checks that no such call crashes or hangs the
 // Sentry or returns something Linux never returns; natively it must run to completion and be
 // harmless.
 //
@@ -17,9 +17,9 @@
 // Natively this runs as root on a shared machine, so the arguments are hostile only to the
 // calling process:
 // - Domains are AF_UNIX, AF_INET, AF_INET6, AF_NETLINK and numbers no kernel knows (no module
-//   is ever loaded for them); no raw or packet sockets; netlink protocols are ROUTE, USERSOCK
-//   and KOBJECT_UEVENT, and bytes go only to NETLINK_ROUTE, as a sequence of well-formed
-//   requests of GET kind (never more bytes than that), to the kernel or our own pid.
+//   is ever loaded for them); no raw or packet sockets; the only netlink protocol is ROUTE,
+//   and bytes sent to a netlink (or unknown) socket are a sequence of well-formed requests
+//   of GET kind (never more bytes than that), to the kernel or our own pid.
 // - Every address, also one made of random bytes, is rewritten before use so that it names
 //   only loopback (or the documentation nets 192.0.2.0/24 and 2001:db8::/32), ports of this
 //   run's small set, unix paths in this run's temporary directory (the working directory:
@@ -28,6 +28,8 @@
 //   hops, binding to other interfaces, modules by name, buffer forcing, busy polling) are
 //   never set; SO_LINGER gets no linger time; timeouts are short or negative.
 // - ioctls are the socket getters (and FIONBIO with 1); no setter.
+// - A second thread (the racer) makes calls on the same fds meanwhile; it never changes the
+//   pool and sends only netlink-safe bytes, since any fd may be a netlink socket by then.
 // - No call can block for long: every socket is non-blocking, or blocking with
 //   SO_RCVTIMEO/SO_SNDTIMEO of 2 ms; poll and epoll_wait time out at once.
 // - The kernel writes only into a scratch area with guard pages on both sides, or at
@@ -42,6 +44,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,7 +71,9 @@
 
 // ---- random numbers (splitmix64, deterministic for a seed) ----
 
-static uint64_t rng_state;
+// Per thread: the fuzzer runs a second thread on the same fds (see Racer).
+static __thread uint64_t rng_state;
+static __thread int in_racer;  // the second thread: reads the pool, never changes it
 
 static uint64_t Next(void) {
   uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
@@ -103,8 +108,8 @@ enum {
 };
 #define kMmsgMax 8  // mmsghdrs built per sendmmsg/recvmmsg (the vector may claim more)
 
-static uint8_t* scratch;
-static int edge_taken;  // the edge holds one object per call
+static __thread uint8_t* scratch;
+static __thread int edge_taken;  // the edge holds one object per call
 
 static int InScratch(const void* p, size_t n) {
   return (const uint8_t*)p >= scratch && (const uint8_t*)p + n <= scratch + kScratchSize;
@@ -153,7 +158,7 @@ static int learned_len[kLearnedMax];
 static int learned_count;
 
 static void Learn(const uint8_t* a, int len) {
-  if (len < 3 || len > 128) return;
+  if (len < 3 || len > 128 || in_racer) return;
   uint16_t family;
   memcpy(&family, a, 2);
   if (family != AF_UNIX && family != AF_INET && family != AF_INET6) return;
@@ -269,6 +274,7 @@ static void Adopt(int fd, int domain, int type, int protocol, int nonblocking, i
 
 // bind() gave `fd` the name `a`.
 static void Named(int fd, const uint8_t* a, int len) {
+  if (in_racer) return;
   Learn(a, len);
   struct Slot* s = SlotOf(fd);
   if (!s || len > 128) return;
@@ -302,6 +308,10 @@ static int PickFd(int std_ok) {
 
 // Whether bytes sent on `fd` must be netlink-safe: it may be a netlink socket (or unknown).
 static int NetlinkLike(int fd, int* protocol) {
+  if (in_racer) {  // the pool may change under it: any fd may be a netlink socket by now
+    *protocol = NETLINK_ROUTE;
+    return 1;
+  }
   struct Slot* s = SlotOf(fd);
   *protocol = s ? s->protocol : -1;
   if (!s) return 1;
@@ -359,10 +369,10 @@ static uint32_t results[kOpCount][kErrnoMax];
 struct Progress {
   volatile long calls;
   volatile long impossible;
-  char last[kMaxChildren + 1][200];  // [0]: the fuzzer; [1..]: its children
+  char last[kMaxChildren + 2][200];  // [0]: the fuzzer; [1..]: its children; then the racer
 };
 static struct Progress* progress;
-static int progress_slot;  // which `last` this process writes
+static __thread int progress_slot;  // which `last` this process or thread writes
 static int verbose;
 static int in_child;
 
@@ -376,7 +386,7 @@ static void Out(const char* s) {
   }
 }
 
-static char current[200];
+static __thread char current[200];
 
 static void Publish(void) { memcpy(progress->last[progress_slot], current, sizeof(current)); }
 
@@ -402,17 +412,18 @@ static long Done(int op, long ret) {
       Impossible("errno Linux never returns", ret);
       e = 0;
     }
-    results[op][e]++;
+    __sync_fetch_and_add(&results[op][e], 1);
   } else {
-    results[op][0]++;
+    __sync_fetch_and_add(&results[op][0], 1);
   }
   if (verbose) {
     char buf[300];
-    snprintf(buf, sizeof(buf), "%ld%s %s = %ld%s%s\n", progress->calls, in_child ? "c" : "",
+    snprintf(buf, sizeof(buf), "%ld%s %s = %ld%s%s\n", progress->calls,
+             in_child ? "c" : in_racer ? "r" : "",
              current, ret, ret < 0 ? " " : "", ret < 0 ? strerrorname_np(e) ?: "?" : "");
     Out(buf);
   }
-  if (!in_child) progress->calls++;
+  if (!in_child) __sync_fetch_and_add(&progress->calls, 1);
   errno = e;
   return ret;
 }
@@ -587,7 +598,7 @@ static int AddrLen(int natural) {
 
 // An address argument: built, sanitized, placed. Sets *len.
 static void* PlaceAddr(int domain, int bind, size_t slot, int* len) {
-  static uint8_t a[kAddrMax];
+  static __thread uint8_t a[kAddrMax];
   *len = AddrLen(BuildAddr(domain, a));
   Sanitize(a, *len < 0 || *len > 128 ? 128 : *len, bind);
   return Where(kAddrOff + slot * 256, 128, a, 90);
@@ -680,7 +691,7 @@ static size_t Payload(int fd, size_t off, size_t cap, int* strict) {
 // bytes in order, else also bad bases, huge lengths and random offsets. Returns the array's
 // address (Where) and sets *count.
 static void* BuildIov(uint8_t* p, size_t len, int strict, int slot, int slots, size_t* count) {
-  static struct iovec v[1024];
+  static __thread struct iovec v[1024];
   size_t max = (size_t)kIovSize / 16 / (size_t)slots;
   size_t n;
   switch (Below(20)) {
@@ -718,7 +729,7 @@ static void* BuildIov(uint8_t* p, size_t len, int strict, int slot, int slots, s
 // A control buffer for sendmsg at control slot `slot` (of `slots`); returns its address and
 // sets *len.
 static void* BuildControl(int domain, int slot, int slots, size_t* len) {
-  static uint8_t c[kCtlSize];
+  static __thread uint8_t c[kCtlSize];
   size_t cap = (size_t)kCtlSize / (size_t)slots;
   if (Percent(40)) {
     *len = Percent(80) ? 0 : Below(64);
@@ -828,7 +839,7 @@ static void AdoptRights(const uint8_t* c, size_t len, size_t provided, int check
     if (check) Impossible("msg_controllen grew", (long)len);
     return;
   }
-  if (!c || !InScratch(c, len)) return;
+  if (!c || !InScratch(c, len) || in_racer) return;  // the racer's go to Sweep
   size_t at = 0;
   while (at + sizeof(struct cmsghdr) <= len) {
     struct cmsghdr h;
@@ -886,8 +897,10 @@ static int PickProtocol(int domain, int type) {
       return PICK(((const int[]){IPPROTO_TCP, IPPROTO_UDP, IPPROTO_UDPLITE, IPPROTO_ICMP,
                                  IPPROTO_ICMPV6}));
     case AF_NETLINK:
+      // Only NETLINK_ROUTE, to which our bytes are harmless, is ever made (the racer cannot
+      // tell one netlink socket from another).
       if (Percent(85)) return NETLINK_ROUTE;
-      return PICK(((const int[]){NETLINK_USERSOCK, NETLINK_KOBJECT_UEVENT, 32, 1000}));
+      return PICK(((const int[]){32, 1000, -5}));
     default: return (int)Below(300);
   }
 }
@@ -957,7 +970,7 @@ static void OpServer(void) {
   long fd = Done(kOpSocket, syscall(SYS_socket, domain, type | SOCK_NONBLOCK, 0));
   if (fd < 0) return;
   Adopt((int)fd, domain, type, 0, 1, 0);
-  static uint8_t a[kAddrMax];
+  static __thread uint8_t a[kAddrMax];
   int len;
   do len = BuildAddr(domain, a);
   while (*(uint16_t*)a != domain || (domain == AF_UNIX && len <= 2));
@@ -988,7 +1001,8 @@ static void OpListen(void) {
   int fd = PickFd(0);
   int backlog = PICK(kBacklogs);
   Describe(kOpListen, fd, backlog, 0, 0);
-  if (Done(kOpListen, syscall(SYS_listen, fd, backlog)) == 0 && SlotOf(fd)) SlotOf(fd)->listening = 1;
+  long r = Done(kOpListen, syscall(SYS_listen, fd, backlog));
+  if (r == 0 && !in_racer && SlotOf(fd)) SlotOf(fd)->listening = 1;
 }
 
 // A socklen_t in/out argument at misc offset `off`, holding one of the usual values.
@@ -1017,7 +1031,7 @@ static void OpAccept(void) {
   if (Percent(3)) flags |= PICK(((const int[]){1, O_APPEND, 0x40000000}));
   Describe(kOpAccept, fd, (long)addr, (long)len, flags);
   long r = Done(kOpAccept, syscall(SYS_accept4, fd, addr, len, flags));
-  if (r < 0) return;
+  if (r < 0 || in_racer) return;  // the racer's go to Sweep
   struct Slot* s = SlotOf(fd);
   if (s && s->kind == kKindSocket) {
     Adopt((int)r, s->domain, s->type, s->protocol, flags & SOCK_NONBLOCK, Percent(15));
@@ -1150,7 +1164,7 @@ static void OpRecvmsg(void) {
 
 static void OpSendmmsg(void) {
   int fd = PickFd(0);
-  static struct mmsghdr v[kMmsgMax];
+  static __thread struct mmsghdr v[kMmsgMax];
   int n = 1 + (int)Below(kMmsgMax);
   for (int i = 0; i < n; i++) {
     BuildSendMsg(fd, i, kMmsgMax, &v[i].msg_hdr);
@@ -1171,7 +1185,7 @@ static void OpSendmmsg(void) {
 
 static void OpRecvmmsg(void) {
   int fd = PickFd(0);
-  static struct mmsghdr v[kMmsgMax];
+  static __thread struct mmsghdr v[kMmsgMax];
   int n = 1 + (int)Below(kMmsgMax);
   for (int i = 0; i < n; i++) {
     BuildRecvMsg(i, kMmsgMax, &v[i].msg_hdr);
@@ -1271,7 +1285,7 @@ static void OpSetsockopt(void) {
   int fd = PickFd(0);
   int level, name;
   PickOption(SockDomain(fd), 1, &level, &name);
-  static uint8_t v[256];
+  static __thread uint8_t v[256];
   static const int kInts[] = {0, 1, -1, 2, 3, 4, 7, 8, 16, 64, 255, 256, 1024, 4096, 65535,
                               65536, 1 << 20, 0x7fffffff, -2147483647 - 1};
   for (int i = 0; i < 256; i += 8) {
@@ -1315,7 +1329,7 @@ static void OpIoctl(void) {
       0x12345678,   0};
   int fd = PickFd(0);
   unsigned long cmd = PICK(kCmds);
-  static uint8_t arg[64];
+  static __thread uint8_t arg[64];
   for (int i = 0; i < 64; i++) arg[i] = (uint8_t)Next();
   if (cmd == FIONBIO) {
     int one = 1;
@@ -1540,6 +1554,58 @@ static void RunOne(void) {
   }
 }
 
+// ---- the racer: a second thread on the same fds ----
+
+// While the fuzzer's thread creates, closes and dups fds, this one makes the calls that do
+// not change the pool on whatever fds the pool names at the moment (often just closed or
+// reused ones), so that calls race with close, dup3 and each other on one fd table. It sends
+// only netlink-safe bytes (any fd may be a netlink socket by the time it sends) and leaves
+// the fds it receives to Sweep.
+static volatile int racer_stop;
+static uint64_t racer_seed;
+
+static void* Racer(void* arg) {
+  (void)arg;
+  in_racer = 1;
+  progress_slot = kMaxChildren + 1;
+  rng_state = racer_seed;
+  uint8_t* s = mmap(NULL, kScratchSize + 2 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (s == MAP_FAILED || mprotect(s + kPage, kScratchSize, PROT_READ | PROT_WRITE) != 0) {
+    return NULL;
+  }
+  scratch = s + kPage;
+  static const int kOps[] = {kOpConnect, kOpListen,   kOpAccept,   kOpShutdown, kOpGetsockname,
+                             kOpSendto,  kOpRecvfrom, kOpSendmsg,  kOpRecvmsg,  kOpSendmmsg,
+                             kOpRecvmmsg, kOpSetsockopt, kOpGetsockopt, kOpIoctl, kOpPoll,
+                             kOpEpollCtl, kOpEpollWait, kOpRead,  kOpWrite,    kOpBind};
+  while (!racer_stop) {
+    edge_taken = 0;
+    int op = PICK(kOps);
+    switch (op) {
+      case kOpConnect:
+      case kOpBind: OpBindConnect(op); break;
+      case kOpListen: OpListen(); break;
+      case kOpAccept: OpAccept(); break;
+      case kOpShutdown: OpShutdown(); break;
+      case kOpGetsockname: OpName(op); break;
+      case kOpSendto: OpSendto(); break;
+      case kOpRecvfrom: OpRecvfrom(); break;
+      case kOpSendmsg: OpSendmsg(); break;
+      case kOpRecvmsg: OpRecvmsg(); break;
+      case kOpSendmmsg: OpSendmmsg(); break;
+      case kOpRecvmmsg: OpRecvmmsg(); break;
+      case kOpSetsockopt: OpSetsockopt(); break;
+      case kOpGetsockopt: OpGetsockopt(); break;
+      case kOpIoctl: OpIoctl(); break;
+      case kOpPoll: OpPoll(); break;
+      case kOpEpollCtl: OpEpollCtl(); break;
+      case kOpEpollWait: OpEpollWait(); break;
+      default: OpReadWrite(op); break;
+    }
+  }
+  return NULL;
+}
+
 // ---- the fuzzing process ----
 
 static void Die(const char* what) {
@@ -1614,6 +1680,9 @@ static int Fuzz(uint64_t seed, long count) {
   main_pid = getpid();
   port_base = (uint16_t)(24000 + (main_pid % 1000) * 8);
   SetUp();
+  racer_seed = Next();
+  pthread_t racer;
+  int racing = pthread_create(&racer, NULL, Racer, NULL) == 0;
   int failed = 0;
   for (long i = 0; progress->calls < count; i++) {
     RunOne();
@@ -1630,6 +1699,8 @@ static int Fuzz(uint64_t seed, long count) {
       }
     }
   }
+  racer_stop = 1;
+  if (racing) pthread_join(racer, NULL);
   failed |= Reap(1);
   char buf[200];
   for (int op = 0; op < kOpCount; op++) {
@@ -1724,6 +1795,12 @@ int main(int argc, char** argv) {
       printf("socket_fuzz: FAIL: %s after call %ld: %s\n",
              still >= kHangSeconds ? "no progress for 30 s" : "timed out", calls,
              progress->last[0]);
+      for (int i = 1; i < kMaxChildren + 2; i++) {
+        if (progress->last[i][0]) {
+          printf("socket_fuzz:   %s %d was last in %s\n", i <= kMaxChildren ? "child" : "racer",
+                 i, progress->last[i]);
+        }
+      }
       fflush(stdout);
       kill(child, SIGKILL);
       waitpid(child, &status, 0);
