@@ -2,9 +2,9 @@
 // accept4, shutdown, get{sock,peer}name, send/recv in all their forms with control messages,
 // {set,get}sockopt, socket ioctls, poll, epoll, close, dup, read/write) on a bounded pool of
 // fds, with valid, wrong and hostile arguments, from two threads, and forks now and then a
-// child that does some calls on the same sockets. Under the sandbox it checks that no such call crashes or hangs the
-// Sentry or returns something Linux never returns; natively it must run to completion and be
-// harmless.
+// child that does some calls on the same sockets. Under the sandbox it checks that no such
+// call crashes or hangs the Sentry or returns something Linux never returns; natively it must
+// run to completion and be harmless.
 //
 //   socket_fuzz [-s SEED] [-n COUNT] [-t TIMEOUT_SECONDS] [-v]
 //
@@ -38,6 +38,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <net/if.h>
@@ -354,13 +355,13 @@ enum Op {
   kOpCount
 };
 static const char* const kOpNames[kOpCount] = {
-    "socket",   "socketpair", "bind",       "connect",    "listen",     "accept4",  "shutdown",
-    "getsockname", "getpeername", "sendto", "recvfrom",   "sendmsg",    "recvmsg",  "sendmmsg",
-    "recvmmsg", "setsockopt", "getsockopt", "ioctl",      "poll",       "epoll_ctl", "epoll_wait",
-    "close",    "dup",        "read",       "write",      "readv",      "writev",   "procnet",
-    "server"};
-static const int kOpWeights[kOpCount] = {6, 4, 6, 6, 4, 5, 2, 2, 2, 8, 8, 9, 9, 3,
-                                         3, 7, 5, 4, 3, 2, 2, 4, 2, 2, 2, 1, 1, 1, 2};
+    "socket",   "socketpair",  "bind",        "connect",    "listen",     "accept4",
+    "shutdown", "getsockname", "getpeername", "sendto",     "recvfrom",   "sendmsg",
+    "recvmsg",  "sendmmsg",    "recvmmsg",    "setsockopt", "getsockopt", "ioctl",
+    "poll",     "epoll_ctl",   "epoll_wait",  "close",      "dup",        "read",
+    "write",    "readv",       "writev",      "procnet",    "server"};
+static const int kOpWeights[kOpCount] = {6, 4, 6, 6, 4, 5, 2, 2, 2, 8, 8, 9, 9, 3, 3,
+                                         7, 5, 4, 3, 2, 2, 4, 2, 2, 2, 1, 1, 1, 2};
 
 #define kErrnoMax 134  // errnos 1..133; 0 counts successes
 static uint32_t results[kOpCount][kErrnoMax];
@@ -419,7 +420,9 @@ static long Done(int op, long ret) {
   if (verbose) {
     char buf[300];
     snprintf(buf, sizeof(buf), "%ld%s %s = %ld%s%s\n", progress->calls,
-             in_child ? "c" : in_racer ? "r" : "",
+             in_child   ? "c"
+             : in_racer ? "r"
+                        : "",
              current, ret, ret < 0 ? " " : "", ret < 0 ? strerrorname_np(e) ?: "?" : "");
     Out(buf);
   }
@@ -458,7 +461,9 @@ static void PutIp6(uint8_t* a) {
   }
 }
 
-static int Ip4Ok(const uint8_t* a) { return a[0] == 127 || !memcmp(a, "\0\0\0\0", 4) || !memcmp(a, "\xc0\0\x02\x01", 4); }
+static int Ip4Ok(const uint8_t* a) {
+  return a[0] == 127 || !memcmp(a, "\0\0\0\0", 4) || !memcmp(a, "\xc0\0\x02\x01", 4);
+}
 
 static int Ip6Ok(const uint8_t* a) {
   static const uint8_t kZero[10] = {0};
@@ -547,9 +552,7 @@ static int BuildAddr(int domain, uint8_t* a) {
       int k = (int)Below(8);
       switch (Below(9)) {
         case 0:
-        case 1:
-          snprintf(path, 108, "s%d", k);
-          return (int)(2 + strlen(path) + Below(2));
+        case 1: snprintf(path, 108, "s%d", k); return (int)(2 + strlen(path) + Below(2));
         case 2: snprintf(path, 108, "%s/s%d", tmpdir, k); return (int)(2 + strlen(path) + 1);
         case 3:
         case 4:
@@ -557,9 +560,9 @@ static int BuildAddr(int domain, uint8_t* a) {
           snprintf(path + 1, 107, "\x7fsfz%d-%d", (int)main_pid, k);
           return (int)(3 + strlen(path + 1));
         case 5:
-        case 6: return 2;  // autobind
+        case 6: return 2;                                   // autobind
         case 7: path[0] = 0; return (int)(3 + Below(106));  // random abstract name
-        default: return (int)sizeof(struct sockaddr_un);  // unterminated random path
+        default: return (int)sizeof(struct sockaddr_un);    // unterminated random path
       }
     }
     case AF_INET: {
@@ -570,7 +573,8 @@ static int BuildAddr(int domain, uint8_t* a) {
     }
     case AF_INET6: {
       PutPort(a + 2);
-      uint32_t flow = Percent(90) ? 0 : (uint32_t)Next(), scope = Percent(90) ? 0 : (uint32_t)Below(3);
+      uint32_t flow = Percent(90) ? 0 : (uint32_t)Next(),
+               scope = Percent(90) ? 0 : (uint32_t)Below(3);
       memcpy(a + 4, &flow, 4);
       PutIp6(a + 8);
       memcpy(a + 24, &scope, 4);
@@ -590,8 +594,8 @@ static int BuildAddr(int domain, uint8_t* a) {
 
 static int AddrLen(int natural) {
   if (Percent(80)) return natural;
-  static const int kLens[] = {0, 1, 2, 3, 8, 15, 16, 24, 27, 28, 110, 111, 112, 128, 129,
-                              4096, -1, 0x7fffffff, -2147483647 - 1};
+  static const int kLens[] = {0,   1,   2,   3,   8,   15,   16, 24,         27,     28,
+                              110, 111, 112, 128, 129, 4096, -1, 0x7fffffff, INT_MIN};
   if (Percent(30)) return natural + (Percent(50) ? 1 : -1);
   return PICK(kLens);
 }
@@ -626,11 +630,10 @@ static size_t DataLen(size_t cap) {
   }
 }
 
-static const int kMsgFlags[] = {MSG_OOB,     MSG_PEEK,     MSG_DONTROUTE, MSG_CTRUNC,
-                                MSG_PROXY,   MSG_TRUNC,    MSG_EOR,       MSG_WAITALL,
-                                MSG_CONFIRM, MSG_ERRQUEUE, MSG_NOSIGNAL,  MSG_MORE,
-                                MSG_WAITFORONE, MSG_BATCH, MSG_ZEROCOPY, MSG_FASTOPEN,
-                                MSG_CMSG_CLOEXEC, 0x80000000};
+static const int kMsgFlags[] = {
+    MSG_OOB,        MSG_PEEK,    MSG_DONTROUTE, MSG_CTRUNC,   MSG_PROXY,        MSG_TRUNC,
+    MSG_EOR,        MSG_WAITALL, MSG_CONFIRM,   MSG_ERRQUEUE, MSG_NOSIGNAL,     MSG_MORE,
+    MSG_WAITFORONE, MSG_BATCH,   MSG_ZEROCOPY,  MSG_FASTOPEN, MSG_CMSG_CLOEXEC, 0x80000000};
 
 // Send/recv flags; always MSG_DONTWAIT unless the socket waits only briefly anyway.
 static int MsgFlags(void) {
@@ -646,9 +649,9 @@ static int MsgFlags(void) {
 // its true length, the last maybe with a wrong one (which ends the parsing): nothing a root
 // process sends this way changes the host.
 static size_t BuildNetlink(uint8_t* p, size_t cap) {
-  static const uint16_t kTypes[] = {NLMSG_NOOP, NLMSG_ERROR, NLMSG_DONE, 0, 18, 22, 26, 30, 34,
-                                    38,         42,          58,         66, 74, 78, 82, 86, 90,
-                                    94,         102,         106,        114, 0x7ffe};
+  static const uint16_t kTypes[] = {NLMSG_NOOP, NLMSG_ERROR, NLMSG_DONE, 0,   18,  22,  26,    30,
+                                    34,         38,          42,         58,  66,  74,  78,    82,
+                                    86,         90,          94,         102, 106, 114, 0x7ffe};
   size_t at = 0;
   int n = 1 + (int)Below(3);
   for (int i = 0; i < n; i++) {
@@ -864,7 +867,7 @@ static void AdoptRights(const uint8_t* c, size_t len, size_t provided, int check
 // ---- the calls ----
 
 static int PickDomain(void) {
-  static const int kJunk[] = {AF_UNSPEC, -1, 64, 100, 255, 0x7fffffff, -2147483647 - 1};
+  static const int kJunk[] = {AF_UNSPEC, -1, 64, 100, 255, 0x7fffffff, INT_MIN};
   uint64_t r = Below(100);
   if (r < 38) return AF_UNIX;
   if (r < 58) return AF_INET;
@@ -876,8 +879,10 @@ static int PickDomain(void) {
 static int PickType(int domain) {
   static const int kTypes[] = {SOCK_STREAM, SOCK_RAW, SOCK_RDM, 0, 7, 11, 15};
   int t;
-  do t = Percent(85) ? PICK(((const int[]){SOCK_STREAM, SOCK_STREAM, SOCK_DGRAM, SOCK_DGRAM,
-                                            SOCK_SEQPACKET})) : PICK(kTypes);
+  do
+    t = Percent(85) ? PICK(((const int[]){SOCK_STREAM, SOCK_STREAM, SOCK_DGRAM, SOCK_DGRAM,
+                                          SOCK_SEQPACKET}))
+                    : PICK(kTypes);
   while ((domain == AF_INET || domain == AF_INET6) && (t == SOCK_RAW || t == 7));
   if (Percent(20)) t |= SOCK_NONBLOCK;
   if (Percent(30)) t |= SOCK_CLOEXEC;
@@ -886,7 +891,7 @@ static int PickType(int domain) {
 }
 
 static int PickProtocol(int domain, int type) {
-  static const int kJunk[] = {-1, 1000, 0x7fffffff, -2147483647 - 1};
+  static const int kJunk[] = {-1, 1000, 0x7fffffff, INT_MIN};
   if (Percent(5)) return PICK(kJunk);
   switch (domain) {
     case AF_UNIX: return Percent(90) ? 0 : 1;
@@ -894,8 +899,8 @@ static int PickProtocol(int domain, int type) {
     case AF_INET6:
       if (Percent(60)) return 0;
       if (Percent(85)) return type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP;
-      return PICK(((const int[]){IPPROTO_TCP, IPPROTO_UDP, IPPROTO_UDPLITE, IPPROTO_ICMP,
-                                 IPPROTO_ICMPV6}));
+      return PICK(
+          ((const int[]){IPPROTO_TCP, IPPROTO_UDP, IPPROTO_UDPLITE, IPPROTO_ICMP, IPPROTO_ICMPV6}));
     case AF_NETLINK:
       // Only NETLINK_ROUTE, to which our bytes are harmless, is ever made (the racer cannot
       // tell one netlink socket from another).
@@ -933,7 +938,8 @@ static void OpSocketpair(void) {
     return;
   }
   int timed = Percent(15);
-  for (int i = 0; i < 2; i++) Adopt(fds[i], domain, type & 0xf, protocol, type & SOCK_NONBLOCK, timed);
+  for (int i = 0; i < 2; i++)
+    Adopt(fds[i], domain, type & 0xf, protocol, type & SOCK_NONBLOCK, timed);
 }
 
 static void OpBindConnect(int op) {
@@ -960,8 +966,8 @@ static void OpBindConnect(int op) {
 // A server as programs make one: socket, bind to a name of this run, listen (streams), so
 // that connects and sends find someone. Counted as the calls they are.
 static void OpServer(void) {
-  static const int kKinds[][2] = {{AF_UNIX, SOCK_STREAM}, {AF_UNIX, SOCK_SEQPACKET},
-                                  {AF_UNIX, SOCK_DGRAM},  {AF_INET, SOCK_STREAM},
+  static const int kKinds[][2] = {{AF_UNIX, SOCK_STREAM},  {AF_UNIX, SOCK_SEQPACKET},
+                                  {AF_UNIX, SOCK_DGRAM},   {AF_INET, SOCK_STREAM},
                                   {AF_INET6, SOCK_STREAM}, {AF_INET, SOCK_DGRAM},
                                   {AF_INET6, SOCK_DGRAM}};
   int k = (int)Below(COUNT_OF(kKinds));
@@ -997,7 +1003,7 @@ static void OpServer(void) {
 }
 
 static void OpListen(void) {
-  static const int kBacklogs[] = {-1, 0, 1, 2, 5, 128, 4096, 0x7fffffff, -2147483647 - 1};
+  static const int kBacklogs[] = {-1, 0, 1, 2, 5, 128, 4096, 0x7fffffff, INT_MIN};
   int fd = PickFd(0);
   int backlog = PICK(kBacklogs);
   Describe(kOpListen, fd, backlog, 0, 0);
@@ -1053,8 +1059,8 @@ static void OpName(int op) {
   socklen_t* len = Percent(5) ? NULL : PlaceLen(0, 128);
   int given = len && InScratch(len, 4) ? (int)*len : -1;
   Describe(op, fd, (long)addr, (long)len, given);
-  long r = Done(op, syscall(op == kOpGetsockname ? SYS_getsockname : SYS_getpeername, fd, addr,
-                            len));
+  long r =
+      Done(op, syscall(op == kOpGetsockname ? SYS_getsockname : SYS_getpeername, fd, addr, len));
   if (r != 0 || !InScratch(len, 4) || !InScratch(addr, 128)) return;
   int got = (int)*len;
   if (got < 0 || got > 128) Impossible("address length", got);
@@ -1223,29 +1229,26 @@ static int Unsafe(int level, int name, int set) {
                      name == 21 || name == 27 || name == 28 || name == 32 || name == 34 ||
                      name == 35 || (name >= 42 && name <= 48) || name == 57 || name == 64 ||
                      name == 65 || name == 76 || name > 80);
-    case IPPROTO_TCP:
-      return name == 35 || (set && (name == 13 || name == 31 || name == 33));
-    case IPPROTO_UDP:
-      return set && name == 100;
-    default:
-      return 0;
+    case IPPROTO_TCP: return name == 35 || (set && (name == 13 || name == 31 || name == 33));
+    case IPPROTO_UDP: return set && name == 100;
+    default: return 0;
   }
 }
 
 static void PickOption(int domain, int set, int* level, int* name) {
-  static const int kJunkLevels[] = {-1, 2, 255, 263, 1000, 0x7fffffff, -2147483647 - 1};
+  static const int kJunkLevels[] = {-1, 2, 255, 263, 1000, 0x7fffffff, INT_MIN};
   for (;;) {
     uint64_t r = Below(100);
     if (r < 40) {
       *level = SOL_SOCKET;
     } else if (r < 60 && domain >= 0) {
-      *level = domain == AF_INET ? IPPROTO_IP
-               : domain == AF_INET6 ? (Percent(70) ? IPPROTO_IPV6 : IPPROTO_IP)
+      *level = domain == AF_INET      ? IPPROTO_IP
+               : domain == AF_INET6   ? (Percent(70) ? IPPROTO_IPV6 : IPPROTO_IP)
                : domain == AF_NETLINK ? SOL_NETLINK
                                       : SOL_SOCKET;
     } else if (r < 90) {
-      *level = PICK(((const int[]){IPPROTO_IP, IPPROTO_IPV6, IPPROTO_TCP, IPPROTO_TCP,
-                                   IPPROTO_UDP, SOL_NETLINK}));
+      *level = PICK(((const int[]){IPPROTO_IP, IPPROTO_IPV6, IPPROTO_TCP, IPPROTO_TCP, IPPROTO_UDP,
+                                   SOL_NETLINK}));
     } else {
       *level = PICK(kJunkLevels);
     }
@@ -1286,8 +1289,8 @@ static void OpSetsockopt(void) {
   int level, name;
   PickOption(SockDomain(fd), 1, &level, &name);
   static __thread uint8_t v[256];
-  static const int kInts[] = {0, 1, -1, 2, 3, 4, 7, 8, 16, 64, 255, 256, 1024, 4096, 65535,
-                              65536, 1 << 20, 0x7fffffff, -2147483647 - 1};
+  static const int kInts[] = {0,   1,   -1,   2,    3,     4,     7,       8,          16,     64,
+                              255, 256, 1024, 4096, 65535, 65536, 1 << 20, 0x7fffffff, INT_MIN};
   for (int i = 0; i < 256; i += 8) {
     uint64_t r = Next();
     memcpy(v + i, &r, 8);
@@ -1301,8 +1304,8 @@ static void OpSetsockopt(void) {
     memcpy(v, tv, sizeof(tv));
   }
   SanitizeOption(level, name, v);
-  static const int kLens[] = {0, 1, 2, 3, 4, 4, 4, 4, 8, 12, 16, 16, 24, 32, 64, 100, 256,
-                              -1, 0x7fffffff};
+  static const int kLens[] = {0,  1,  2,  3,  4,  4,   4,   4,  8,         12,
+                              16, 16, 24, 32, 64, 100, 256, -1, 0x7fffffff};
   int len = PICK(kLens);
   void* p = Where(kOptOff, 256, v, 90);
   Describe(kOpSetsockopt, fd, level, name, len);
@@ -1321,12 +1324,19 @@ static void OpGetsockopt(void) {
 }
 
 static void OpIoctl(void) {
-  static const unsigned long kCmds[] = {
-      FIONREAD,     SIOCOUTQ,      SIOCOUTQNSD,  SIOCATMARK,   SIOCGSTAMP,    SIOCGSTAMPNS,
-      FIONBIO,      SIOCGIFCONF,   SIOCGIFNAME,  SIOCGIFINDEX, SIOCGIFFLAGS,  SIOCGIFADDR,
-      SIOCGIFDSTADDR, SIOCGIFBRDADDR, SIOCGIFNETMASK, SIOCGIFMETRIC, SIOCGIFMTU, SIOCGIFHWADDR,
-      SIOCGIFTXQLEN, SIOCGIFMAP,   SIOCGIFPFLAGS, SIOCGPGRP,   FIOGETOWN,     0x5401,
-      0x12345678,   0};
+  static const unsigned long kCmds[] = {FIONREAD,       SIOCOUTQ,
+                                        SIOCOUTQNSD,    SIOCATMARK,
+                                        SIOCGSTAMP,     SIOCGSTAMPNS,
+                                        FIONBIO,        SIOCGIFCONF,
+                                        SIOCGIFNAME,    SIOCGIFINDEX,
+                                        SIOCGIFFLAGS,   SIOCGIFADDR,
+                                        SIOCGIFDSTADDR, SIOCGIFBRDADDR,
+                                        SIOCGIFNETMASK, SIOCGIFMETRIC,
+                                        SIOCGIFMTU,     SIOCGIFHWADDR,
+                                        SIOCGIFTXQLEN,  SIOCGIFMAP,
+                                        SIOCGIFPFLAGS,  SIOCGPGRP,
+                                        FIOGETOWN,      0x5401,
+                                        0x12345678,     0};
   int fd = PickFd(0);
   unsigned long cmd = PICK(kCmds);
   static __thread uint8_t arg[64];
@@ -1364,7 +1374,8 @@ static void OpPoll(void) {
   }
   struct pollfd copy[8];
   memcpy(copy, pf, sizeof(copy));
-  unsigned long nfds = Percent(95) ? (unsigned long)n : PICK(((const unsigned long[]){100000, ~0ul}));
+  unsigned long nfds =
+      Percent(95) ? (unsigned long)n : PICK(((const unsigned long[]){100000, ~0ul}));
   void* p = n == 0 || Percent(95) ? (void*)pf : BadPtr();
   Describe(kOpPoll, (long)p, (long)nfds, 0, 0);
   long r = Done(kOpPoll, syscall(SYS_poll, p, nfds, 0));
@@ -1382,9 +1393,14 @@ static void OpPoll(void) {
 
 static void OpEpollCtl(void) {
   static const int kOps[] = {EPOLL_CTL_ADD, EPOLL_CTL_ADD, EPOLL_CTL_MOD, EPOLL_CTL_DEL, 0, 4};
-  static const uint32_t kEvents[] = {EPOLLIN, EPOLLOUT, EPOLLIN | EPOLLOUT | EPOLLRDHUP,
-                                     EPOLLIN | EPOLLET, EPOLLIN | EPOLLONESHOT,
-                                     EPOLLIN | EPOLLEXCLUSIVE, 0, 0xffffffff};
+  static const uint32_t kEvents[] = {EPOLLIN,
+                                     EPOLLOUT,
+                                     EPOLLIN | EPOLLOUT | EPOLLRDHUP,
+                                     EPOLLIN | EPOLLET,
+                                     EPOLLIN | EPOLLONESHOT,
+                                     EPOLLIN | EPOLLEXCLUSIVE,
+                                     0,
+                                     0xffffffff};
   int fd = Percent(5) ? epoll_fd : PickFd(1);
   struct epoll_event ev = {PICK(kEvents), {.u64 = Next()}};
   void* p = Where(kMiscOff + 4096, sizeof(ev), &ev, 92);
@@ -1574,10 +1590,10 @@ static void* Racer(void* arg) {
     return NULL;
   }
   scratch = s + kPage;
-  static const int kOps[] = {kOpConnect, kOpListen,   kOpAccept,   kOpShutdown, kOpGetsockname,
-                             kOpSendto,  kOpRecvfrom, kOpSendmsg,  kOpRecvmsg,  kOpSendmmsg,
-                             kOpRecvmmsg, kOpSetsockopt, kOpGetsockopt, kOpIoctl, kOpPoll,
-                             kOpEpollCtl, kOpEpollWait, kOpRead,  kOpWrite,    kOpBind};
+  static const int kOps[] = {kOpConnect,  kOpListen,     kOpAccept,     kOpShutdown, kOpGetsockname,
+                             kOpSendto,   kOpRecvfrom,   kOpSendmsg,    kOpRecvmsg,  kOpSendmmsg,
+                             kOpRecvmmsg, kOpSetsockopt, kOpGetsockopt, kOpIoctl,    kOpPoll,
+                             kOpEpollCtl, kOpEpollWait,  kOpRead,       kOpWrite,    kOpBind};
   while (!racer_stop) {
     edge_taken = 0;
     int op = PICK(kOps);
@@ -1797,8 +1813,8 @@ int main(int argc, char** argv) {
              progress->last[0]);
       for (int i = 1; i < kMaxChildren + 2; i++) {
         if (progress->last[i][0]) {
-          printf("socket_fuzz:   %s %d was last in %s\n", i <= kMaxChildren ? "child" : "racer",
-                 i, progress->last[i]);
+          printf("socket_fuzz:   %s %d was last in %s\n", i <= kMaxChildren ? "child" : "racer", i,
+                 progress->last[i]);
         }
       }
       fflush(stdout);
@@ -1810,8 +1826,8 @@ int main(int argc, char** argv) {
   }
   RemoveTmpdir();
   if (WIFSIGNALED(status)) {
-    printf("socket_fuzz: FAIL: fuzzer killed by signal %d (%s) in call %ld: %s\n",
-           WTERMSIG(status), strsignal(WTERMSIG(status)), progress->calls, progress->last[0]);
+    printf("socket_fuzz: FAIL: fuzzer killed by signal %d (%s) in call %ld: %s\n", WTERMSIG(status),
+           strsignal(WTERMSIG(status)), progress->calls, progress->last[0]);
     return 1;
   }
   if (WEXITSTATUS(status) != 0) {
