@@ -632,6 +632,25 @@ TEST(netlink_overrun) {
   close(s);
 }
 
+// A unix datagram socket sending to itself is held back by its send buffer: EAGAIN (when
+// non-blocking) long before 100000 datagrams, and room again once one is read.
+TEST(unix_dgram_self_send) {
+  int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+  CHECK(s >= 0);
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "conf-self-send-%d", (int)getpid());
+  socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.sun_path + 1));
+  CHECK_OK(bind(s, (struct sockaddr *)&a, len));
+  static char buf[1000];
+  int sent = 0;
+  while (sent < 100000 && sendto(s, buf, sizeof(buf), 0, (struct sockaddr *)&a, len) > 0) sent++;
+  CHECK(sent < 100000);
+  CHECK_EQ(errno, EAGAIN);
+  CHECK_EQ(recv(s, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+  CHECK_EQ(sendto(s, buf, sizeof(buf), 0, (struct sockaddr *)&a, len), (ssize_t)sizeof(buf));
+  close(s);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   RUN(unix_stream_pair);
@@ -648,6 +667,7 @@ int main(int argc, char **argv) {
   RUN(socket_timeouts);
   RUN(udp_options);
   RUN(netlink_overrun);
+  RUN(unix_dgram_self_send);
   PASS("sockets");
   return 0;
 }
