@@ -119,12 +119,15 @@ bool InetPorts::Accepts(const Binding& b, const InetAddr& dst, bool from_v6) {
 
 Result<uint16_t> InetPorts::Bind(int proto, Binding b, bool listening_conflicts) {
   (void)listening_conflicts;
+  // The sockets looked at, released after mu_: should one be the last reference, its
+  // destructor calls Unbind, which takes mu_.
+  std::vector<std::shared_ptr<InetSocket>> held;
   absl::MutexLock l(&mu_);
   auto free_for = [&](uint16_t port) -> bool {
     auto it = ports_.find({proto, port});
     if (it == ports_.end()) return true;
     for (const Binding& o : it->second) {
-      auto s = o.socket.lock();
+      auto s = held.emplace_back(o.socket.lock());
       if (!s) continue;
       if (!Overlap(o, b)) continue;
       if (b.reuseport && o.reuseport && b.uid == o.uid) continue;

@@ -295,9 +295,12 @@ Result<SockAddr> UnixSocket::SockName() {
 }
 
 Result<SockAddr> UnixSocket::PeerName() {
+  // Declared before the lock: if another thread drops the peer meanwhile, its destructor must
+  // run without our lock held (it takes registry and other socket locks).
+  std::shared_ptr<UnixSocket> peer;
   absl::ReleasableMutexLock l(&smu_);
   if (type_ == SOCK_DGRAM) {
-    auto peer = dgram_peer_.lock();
+    peer = dgram_peer_.lock();
     if (!dgram_connected_ || !peer) return Errno(ENOTCONN);
     l.Release();  // never two sockets' locks at once
     absl::MutexLock lp(&peer->smu_);
@@ -365,11 +368,13 @@ Result<RecvResult> UnixSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags
 }
 
 bool UnixSocket::Deliver(Datagram& d, const UnixSocket* from, size_t sender_sndbuf) {
+  std::shared_ptr<UnixSocket> peer;  // released after smu_ (see PeerName)
   absl::MutexLock l(&smu_);
   // A peer that is connected back, and the socket itself (which Linux's queue length check
   // skips), are held back by the sender's buffer: without a bound, a socket sending to
   // itself would grow the Sentry's memory without end.
-  bool connected_back = dgram_connected_ && dgram_peer_.lock().get() == from;
+  peer = dgram_peer_.lock();
+  bool connected_back = dgram_connected_ && peer.get() == from;
   bool full = connected_back || from == this
                   ? rx_bytes_ + d.data.size() > sender_sndbuf && !rx_.empty()
                   : rx_.size() >= kMaxDgramQlen;
@@ -420,8 +425,9 @@ Result<size_t> UnixSocket::SendDgram(Caller& c, SendRequest& req, PathOps& paths
   }
   if (req.data.size() > static_cast<size_t>(sndbuf) - 32) return Errno(EMSGSIZE);
   {
+    std::shared_ptr<UnixSocket> tpeer;  // released after the lock (see PeerName)
     absl::MutexLock l(&target->smu_);
-    auto tpeer = target->dgram_peer_.lock();
+    tpeer = target->dgram_peer_.lock();
     if (target->dgram_connected_ && tpeer && tpeer.get() != this) return Errno(EPERM);
   }
   d.data.assign(req.data.begin(), req.data.end());
