@@ -1,7 +1,8 @@
 // Sockets: AF_UNIX stream/dgram/seqpacket (socketpair, path and abstract names, SCM_RIGHTS,
 // SCM_CREDENTIALS, shutdown, EOF/EPIPE/ECONNRESET), loopback TCP (echo with 32 concurrent
 // clients, half-close, reset, nonblocking connect with epoll, EADDRINUSE/ECONNREFUSED) and
-// UDP, and the errno table of bad arguments, all checked against the host kernel.
+// UDP, the errno table of bad arguments, SO_RCVTIMEO edge values, UDP level options and the
+// bounds of netlink and unix datagram queues, all checked against the host kernel.
 #include "common.h"
 
 #include <arpa/inet.h>
