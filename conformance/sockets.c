@@ -1,10 +1,13 @@
 // Sockets: AF_UNIX stream/dgram/seqpacket (socketpair, path and abstract names, SCM_RIGHTS,
 // SCM_CREDENTIALS, shutdown, EOF/EPIPE/ECONNRESET), loopback TCP (echo with 32 concurrent
 // clients, half-close, reset, nonblocking connect with epoll, EADDRINUSE/ECONNREFUSED) and
-// UDP, and the errno table of bad arguments, all checked against the host kernel.
+// UDP, the errno table of bad arguments, SO_RCVTIMEO edge values, UDP level options and the
+// bounds of netlink and unix datagram queues, all checked against the host kernel.
 #include "common.h"
 
 #include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -564,6 +567,91 @@ TEST(errno_table) {
   close(t);
 }
 
+// SO_RCVTIMEO/SO_SNDTIMEO: {0, 0} waits forever, a negative time does not wait at all (and
+// reads back as {0, 0}), anything else is a bound on the wait.
+TEST(socket_timeouts) {
+  int sv[2];
+  CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+  struct timeval tv = {-1, 0}, got;
+  socklen_t len = sizeof(got);
+  CHECK_OK(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+  CHECK_OK(getsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &got, &len));
+  CHECK_EQ(got.tv_sec, 0);
+  CHECK_EQ(got.tv_usec, 0);
+  char c;
+  CHECK_ERRNO(recv(sv[0], &c, 1, 0), EAGAIN);
+  tv = (struct timeval){0, 20000};
+  CHECK_OK(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+  CHECK_OK(getsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &got, &len));
+  CHECK_EQ(got.tv_usec, 20000);
+  CHECK_ERRNO(recv(sv[0], &c, 1, 0), EAGAIN);
+  tv = (struct timeval){0, 0};
+  CHECK_OK(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+  CHECK_OK(getsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &got, &len));
+  CHECK_EQ(got.tv_usec, 0);
+  close(sv[0]);
+  close(sv[1]);
+}
+
+// UDP level options: the known names at SOL_UDP or SOL_UDPLITE, ENOPROTOOPT for the rest.
+TEST(udp_options) {
+  int u = socket(AF_INET, SOCK_DGRAM, 0);
+  CHECK(u >= 0);
+  int one = 1, v = 0;
+  socklen_t len = sizeof(v);
+  CHECK_OK(setsockopt(u, IPPROTO_UDP, 1 /* UDP_CORK */, &one, sizeof(one)));
+  CHECK_OK(getsockopt(u, IPPROTO_UDPLITE, 1, &v, &len));
+  CHECK_EQ(v, 1);
+  CHECK_ERRNO(setsockopt(u, IPPROTO_UDP, 12345, &one, sizeof(one)), ENOPROTOOPT);
+  CHECK_ERRNO(getsockopt(u, IPPROTO_UDP, 12345, &v, &len), ENOPROTOOPT);
+  CHECK_ERRNO(setsockopt(u, IPPROTO_UDP, 10 /* UDPLITE_SEND_CSCOV */, &one, sizeof(one)),
+              ENOPROTOOPT);
+  close(u);
+}
+
+// Requests whose replies are never read: once the receive buffer is full, replies are dropped
+// and the next receive reports ENOBUFS (poll: POLLERR), then the queued replies follow.
+TEST(netlink_overrun) {
+  int s = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK, NETLINK_ROUTE);
+  CHECK(s >= 0);
+  struct {
+    struct nlmsghdr h;
+    struct ifinfomsg i;
+  } req;
+  memset(&req, 0, sizeof(req));
+  req.h.nlmsg_len = sizeof(req);
+  req.h.nlmsg_type = RTM_GETLINK;
+  req.h.nlmsg_flags = NLM_F_REQUEST;
+  req.i.ifi_index = 1;  // lo
+  for (int i = 0; i < 20000; i++) CHECK_EQ(send(s, &req, sizeof(req), 0), (ssize_t)sizeof(req));
+  struct pollfd p = {s, POLLIN, 0};
+  CHECK_EQ(poll(&p, 1, 0), 1);
+  CHECK_EQ(p.revents, POLLIN | POLLERR);
+  char buf[8192];
+  CHECK_ERRNO(recv(s, buf, sizeof(buf), 0), ENOBUFS);
+  CHECK(recv(s, buf, sizeof(buf), 0) > 0);
+  close(s);
+}
+
+// A unix datagram socket sending to itself is held back by its send buffer: EAGAIN (when
+// non-blocking) long before 100000 datagrams, and room again once one is read.
+TEST(unix_dgram_self_send) {
+  int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+  CHECK(s >= 0);
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "conf-self-send-%d", (int)getpid());
+  socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.sun_path + 1));
+  CHECK_OK(bind(s, (struct sockaddr *)&a, len));
+  static char buf[1000];
+  int sent = 0;
+  while (sent < 100000 && sendto(s, buf, sizeof(buf), 0, (struct sockaddr *)&a, len) > 0) sent++;
+  CHECK(sent < 100000);
+  CHECK_EQ(errno, EAGAIN);
+  CHECK_EQ(recv(s, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+  CHECK_EQ(sendto(s, buf, sizeof(buf), 0, (struct sockaddr *)&a, len), (ssize_t)sizeof(buf));
+  close(s);
+}
+
 int main(int argc, char **argv) {
   conf_init(argc, argv);
   RUN(unix_stream_pair);
@@ -577,6 +665,10 @@ int main(int argc, char **argv) {
   RUN(udp_loopback);
   RUN(ipv6_and_mapped);
   RUN(errno_table);
+  RUN(socket_timeouts);
+  RUN(udp_options);
+  RUN(netlink_overrun);
+  RUN(unix_dgram_self_send);
   PASS("sockets");
   return 0;
 }

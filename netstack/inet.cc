@@ -14,6 +14,26 @@
 namespace sentry::netstack {
 
 namespace {
+// The UDP level options Linux knows (udp_lib_setsockopt), at SOL_UDP or SOL_UDPLITE alike
+// on either protocol; only UDP-Lite sockets may set the checksum coverages.
+constexpr int kUdpliteSendCscov = 10;
+constexpr int kUdpliteRecvCscov = 11;
+bool UdpOption(int name) {
+  switch (name) {
+    case 1:    // UDP_CORK
+    case 100:  // UDP_ENCAP
+    case 101:  // UDP_NO_CHECK6_TX
+    case 102:  // UDP_NO_CHECK6_RX
+    case 103:  // UDP_SEGMENT
+    case 104:  // UDP_GRO
+    case kUdpliteSendCscov:
+    case kUdpliteRecvCscov:
+      return true;
+    default:
+      return false;
+  }
+}
+
 constexpr uint16_t kEphemeralLow = 32768;  // net.ipv4.ip_local_port_range
 constexpr uint16_t kEphemeralHigh = 60999;
 constexpr int kSomaxconn = 4096;
@@ -100,12 +120,15 @@ bool InetPorts::Accepts(const Binding& b, const InetAddr& dst, bool from_v6) {
 }
 
 Result<uint16_t> InetPorts::Bind(int proto, Binding b) {
+  // The sockets looked at, released after mu_: should one be the last reference, its
+  // destructor calls Unbind, which takes mu_.
+  std::vector<std::shared_ptr<InetSocket>> held;
   absl::MutexLock l(&mu_);
   auto free_for = [&](uint16_t port) -> bool {
     auto it = ports_.find({proto, port});
     if (it == ports_.end()) return true;
     for (const Binding& o : it->second) {
-      auto s = o.socket.lock();
+      auto s = held.emplace_back(o.socket.lock());
       if (!s) continue;
       if (!Overlap(o, b)) continue;
       if (b.reuseport && o.reuseport && b.uid == o.uid) continue;
@@ -1003,10 +1026,8 @@ Result<std::vector<uint8_t>> InetSocket::GetOption(int level, int name) {
     }
   }
   if (level == IPPROTO_UDP || level == IPPROTO_UDPLITE) {
-    if (tcp() || (level == IPPROTO_UDPLITE && protocol_ != IPPROTO_UDPLITE)) {
-      return Errno(ENOPROTOOPT);
-    }
-    return OptionBytes(IntOpt(level, name, 0));
+    if (tcp() || !UdpOption(name)) return Errno(ENOPROTOOPT);
+    return OptionBytes(IntOpt(IPPROTO_UDP, name, 0));
   }
   if (level == IPPROTO_IP) {
     if (family_ != AF_INET && name != IP_TOS && name != IP_TTL) return Errno(ENOPROTOOPT);
@@ -1086,11 +1107,13 @@ Result<void> InetSocket::SetOption(int level, int name, std::span<const uint8_t>
   }
   absl::MutexLock l(&smu_);
   if (level == IPPROTO_UDP || level == IPPROTO_UDPLITE) {
-    // UDP_CORK, UDP_SEGMENT, UDPLITE_{SEND,RECV}_CSCOV...: kept and read back.
-    if (tcp() || (level == IPPROTO_UDPLITE && protocol_ != IPPROTO_UDPLITE)) {
+    // UDP_CORK, UDP_SEGMENT, UDPLITE_{SEND,RECV}_CSCOV...: kept and read back. Only those:
+    // every name kept would cost the Sentry memory.
+    bool cscov = name == kUdpliteSendCscov || name == kUdpliteRecvCscov;
+    if (tcp() || !UdpOption(name) || (cscov && protocol_ != IPPROTO_UDPLITE)) {
       return Errno(ENOPROTOOPT);
     }
-    int_opts_[{level, name}] = v;
+    int_opts_[{IPPROTO_UDP, name}] = v;
     return Ok();
   }
   if (level == IPPROTO_TCP) {

@@ -247,6 +247,14 @@ Result<size_t> NetlinkSocket::Send(Caller&, SendRequest& req, PathOps&) {
   }
   if (!reply.empty()) {
     absl::MutexLock l(&smu_);
+    // A full receive queue drops the reply and reports ENOBUFS on the next receive, as
+    // Linux's netlink_overrun: requests never read must not grow the Sentry's memory.
+    if (!rx_.empty() && rx_bytes_ + reply.size() > static_cast<size_t>(rcvbuf_)) {
+      error_ = ENOBUFS;
+      queue_.Notify(kEventErr);
+      return req.data.size();
+    }
+    rx_bytes_ += reply.size();
     rx_.push_back(std::move(reply));
     queue_.Notify(kEventIn);
   }
@@ -257,12 +265,16 @@ Result<RecvResult> NetlinkSocket::Recv(Caller& c, std::span<uint8_t> dst, int fl
   using R = Result<RecvResult>;
   return Block<RecvResult>(c, kEventIn, NonBlock(flags), [&]() -> std::optional<R> {
     absl::MutexLock l(&smu_);
+    if (error_) return R(Errno(std::exchange(error_, 0)));
     if (rx_.empty()) return std::nullopt;
     RecvResult r = CopyDatagram(rx_.front(), dst);
     struct sockaddr_nl from {};
     from.nl_family = AF_NETLINK;
     r.from = OptionBytes(from);
-    if (!(flags & MSG_PEEK)) rx_.pop_front();
+    if (!(flags & MSG_PEEK)) {
+      rx_bytes_ -= rx_.front().size();
+      rx_.pop_front();
+    }
     return R(std::move(r));
   });
 }
@@ -285,7 +297,8 @@ EventMask NetlinkSocket::Readiness(EventMask mask) {
   absl::MutexLock l(&smu_);
   EventMask m = kEventOut;
   if (!rx_.empty()) m |= kEventIn;
-  return m & mask;
+  if (error_) m |= kEventErr;
+  return m & (mask | kEventErr);
 }
 
 size_t NetlinkSocket::InQueue() {

@@ -35,7 +35,9 @@ class NetlinkSocket final : public Socket {
   const int32_t default_port_;
   int32_t port_ ABSL_GUARDED_BY(smu_) = 0;
   uint32_t groups_ ABSL_GUARDED_BY(smu_) = 0;
+  // Replies not yet read, at most rcvbuf_ bytes of them (more are dropped with ENOBUFS).
   std::deque<std::vector<uint8_t>> rx_ ABSL_GUARDED_BY(smu_);
+  size_t rx_bytes_ ABSL_GUARDED_BY(smu_) = 0;
 };
 
 }  // namespace sentry::netstack

@@ -51,7 +51,7 @@ Result<int> OptionInt(std::span<const uint8_t> val) {
 absl::Time Socket::Deadline(bool send) {
   absl::MutexLock l(&smu_);
   absl::Duration d = send ? sndtimeo_ : rcvtimeo_;
-  return d == absl::ZeroDuration() ? absl::InfiniteFuture() : absl::Now() + d;
+  return d == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + d;
 }
 
 Result<void> Socket::Wait(Blocker& b, bool send) {
@@ -60,10 +60,12 @@ Result<void> Socket::Wait(Blocker& b, bool send) {
     absl::MutexLock l(&smu_);
     timeo = send ? sndtimeo_ : rcvtimeo_;
   }
-  auto r = b.Wait(timeo == absl::ZeroDuration() ? absl::InfiniteFuture() : absl::Now() + timeo);
+  if (timeo == absl::ZeroDuration()) return Errno(EAGAIN);
+  bool forever = timeo == absl::InfiniteDuration();
+  auto r = b.Wait(forever ? absl::InfiniteFuture() : absl::Now() + timeo);
   if (r.ok()) return Ok();
   if (r.error() == ETIMEDOUT) return Errno(EAGAIN);
-  if (r.error() == kERESTARTSYS && timeo != absl::ZeroDuration()) return Errno(EINTR);
+  if (r.error() == kERESTARTSYS && !forever) return Errno(EINTR);
   return r.error();
 }
 
@@ -165,9 +167,10 @@ Result<std::vector<uint8_t>> Socket::GetOption(int level, int name) {
     case SO_LINGER:
       return OptionBytes(linger_);
     case SO_RCVTIMEO_OLD:
-      return OptionBytes(absl::ToTimeval(rcvtimeo_));
-    case SO_SNDTIMEO_OLD:
-      return OptionBytes(absl::ToTimeval(sndtimeo_));
+    case SO_SNDTIMEO_OLD: {
+      absl::Duration d = name == SO_RCVTIMEO_OLD ? rcvtimeo_ : sndtimeo_;
+      return OptionBytes(absl::ToTimeval(d == absl::InfiniteDuration() ? absl::ZeroDuration() : d));
+    }
     case SO_ACCEPTCONN:
       return OptionBytes(0);
     case SO_PASSSEC:
@@ -197,7 +200,13 @@ Result<void> Socket::SetOption(int level, int name, std::span<const uint8_t> val
     if (val.size() < sizeof(tv)) return Errno(EINVAL);
     std::memcpy(&tv, val.data(), sizeof(tv));
     if (tv.tv_usec < 0 || tv.tv_usec >= 1000000) return Errno(EDOM);
-    absl::Duration d = tv.tv_sec < 0 ? absl::ZeroDuration() : absl::DurationFromTimeval(tv);
+    // Linux: {0, 0} waits forever, a negative time not at all.
+    absl::Duration d = absl::DurationFromTimeval(tv);
+    if (tv.tv_sec < 0) {
+      d = absl::ZeroDuration();
+    } else if (d == absl::ZeroDuration()) {
+      d = absl::InfiniteDuration();
+    }
     absl::MutexLock l(&smu_);
     (name == SO_RCVTIMEO_OLD ? rcvtimeo_ : sndtimeo_) = d;
     return Ok();

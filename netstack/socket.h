@@ -189,8 +189,10 @@ class Socket : public vfs::FileDescription {
 
   mutable absl::Mutex smu_;
   int error_ ABSL_GUARDED_BY(smu_) = 0;  // SO_ERROR
-  absl::Duration rcvtimeo_ ABSL_GUARDED_BY(smu_) = absl::ZeroDuration();
-  absl::Duration sndtimeo_ ABSL_GUARDED_BY(smu_) = absl::ZeroDuration();
+  // SO_RCVTIMEO / SO_SNDTIMEO: infinite by default (a zero timeval), zero after a negative
+  // one (Linux then does not wait at all).
+  absl::Duration rcvtimeo_ ABSL_GUARDED_BY(smu_) = absl::InfiniteDuration();
+  absl::Duration sndtimeo_ ABSL_GUARDED_BY(smu_) = absl::InfiniteDuration();
   int sndbuf_ ABSL_GUARDED_BY(smu_);
   int rcvbuf_ ABSL_GUARDED_BY(smu_);
   bool reuseaddr_ ABSL_GUARDED_BY(smu_) = false;

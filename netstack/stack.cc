@@ -28,10 +28,13 @@ void UnixNames::BindPath(const NameKey& key, std::weak_ptr<UnixSocket> s) {
 }
 
 void UnixNames::Unbind(const std::string& abstract_name, const UnixSocket* s) {
+  // Released after mu_: should it be the last reference, the socket's destructor calls
+  // Unbind, which takes mu_.
+  std::shared_ptr<UnixSocket> held;
   absl::MutexLock l(&mu_);
   auto it = abstract_.find(abstract_name);
   if (it == abstract_.end()) return;
-  auto held = it->second.lock();
+  held = it->second.lock();
   if (!held || held.get() == s) abstract_.erase(it);
 }
 

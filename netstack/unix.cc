@@ -18,6 +18,16 @@ constexpr size_t kMaxRights = 253;    // SCM_MAX_FD
 // What a stream or seqpacket connection buffers per direction before a sender blocks: the
 // default send buffer, as Linux charges unix sockets against the sender's sk_sndbuf.
 constexpr size_t kStreamCapacity = 212992;
+
+// Adds `s` to the senders to wake when a queue has room, once: a sender retrying (or polling)
+// on a full queue must not grow the list. Compares owners, never locks: a socket's last
+// reference must not go while a socket lock is held.
+void AddSender(std::vector<std::weak_ptr<UnixSocket>>& senders, std::weak_ptr<UnixSocket> s) {
+  std::erase_if(senders, [&](const std::weak_ptr<UnixSocket>& w) {
+    return w.expired() || (!w.owner_before(s) && !s.owner_before(w));
+  });
+  senders.push_back(std::move(s));
+}
 }  // namespace
 
 UnixSocket::UnixSocket(Stack& stack, int type, int flags, const Ucred& owner)
@@ -285,9 +295,12 @@ Result<SockAddr> UnixSocket::SockName() {
 }
 
 Result<SockAddr> UnixSocket::PeerName() {
+  // Declared before the lock: if another thread drops the peer meanwhile, its destructor must
+  // run without our lock held (it takes registry and other socket locks).
+  std::shared_ptr<UnixSocket> peer;
   absl::ReleasableMutexLock l(&smu_);
   if (type_ == SOCK_DGRAM) {
-    auto peer = dgram_peer_.lock();
+    peer = dgram_peer_.lock();
     if (!dgram_connected_ || !peer) return Errno(ENOTCONN);
     l.Release();  // never two sockets' locks at once
     absl::MutexLock lp(&peer->smu_);
@@ -355,12 +368,18 @@ Result<RecvResult> UnixSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags
 }
 
 bool UnixSocket::Deliver(Datagram& d, const UnixSocket* from, size_t sender_sndbuf) {
+  std::shared_ptr<UnixSocket> peer;  // released after smu_ (see PeerName)
   absl::MutexLock l(&smu_);
-  bool connected_back = dgram_connected_ && dgram_peer_.lock().get() == from;
-  bool full = connected_back ? rx_bytes_ + d.data.size() > sender_sndbuf && !rx_.empty()
-                             : rx_.size() >= kMaxDgramQlen;
-  if (full && from != this) {
-    blocked_senders_.push_back(std::const_pointer_cast<UnixSocket>(from->shared_from_this()));
+  // A peer that is connected back, and the socket itself (which Linux's queue length check
+  // skips), are held back by the sender's buffer: without a bound, a socket sending to
+  // itself would grow the Sentry's memory without end.
+  peer = dgram_peer_.lock();
+  bool connected_back = dgram_connected_ && peer.get() == from;
+  bool full = connected_back || from == this
+                  ? rx_bytes_ + d.data.size() > sender_sndbuf && !rx_.empty()
+                  : rx_.size() >= kMaxDgramQlen;
+  if (full) {
+    AddSender(blocked_senders_, const_cast<UnixSocket*>(from)->weak_from_this());
     return false;
   }
   if (!passcred_) d.control.creds.reset();
@@ -406,8 +425,9 @@ Result<size_t> UnixSocket::SendDgram(Caller& c, SendRequest& req, PathOps& paths
   }
   if (req.data.size() > static_cast<size_t>(sndbuf) - 32) return Errno(EMSGSIZE);
   {
+    std::shared_ptr<UnixSocket> tpeer;  // released after the lock (see PeerName)
     absl::MutexLock l(&target->smu_);
-    auto tpeer = target->dgram_peer_.lock();
+    tpeer = target->dgram_peer_.lock();
     if (target->dgram_connected_ && tpeer && tpeer.get() != this) return Errno(EPERM);
   }
   d.data.assign(req.data.begin(), req.data.end());
@@ -468,7 +488,7 @@ EventMask UnixSocket::Readiness(EventMask mask) {
         bool back = peer->dgram_connected_ && peer->dgram_peer_.lock().get() == this;
         if (!back && peer->rx_.size() >= kMaxDgramQlen) {
           m &= ~kEventOut;
-          peer->blocked_senders_.push_back(weak_from_this());
+          AddSender(peer->blocked_senders_, weak_from_this());
         }
       }
       return m & (mask | kEventHup | kEventErr);
