@@ -529,6 +529,30 @@ TEST(full_ring) {
   close(p[1]);
 }
 
+// fio's userspace_reap: events read from the ring and head advanced by user space free their
+// slots, and io_getevents then has nothing more to give.
+TEST(user_space_reap) {
+  aio_context_t ctx = setup(1);
+  struct ring_header *r = (struct ring_header *)ctx;
+  struct io_event *ring_events = (struct io_event *)(r + 1);
+  int fd = memfd_create("aio", 0);
+  char buf[4] = "abc";
+  for (unsigned round = 0; round < 3 * r->nr; round++) {
+    struct iocb w = make_cb(IOCB_CMD_PWRITE, fd, buf, 3, round);
+    w.aio_data = round;
+    CHECK_EQ(submit1(ctx, &w), 1);
+    CHECK(r->head != r->tail);
+    struct io_event ev = ring_events[r->head];
+    CHECK_EQ(ev.data, round);
+    CHECK_EQ(ev.res, 3);
+    __atomic_store_n(&r->head, (r->head + 1) % r->nr, __ATOMIC_RELEASE);
+  }
+  struct io_event ev;
+  CHECK_EQ(getevents0(ctx, &ev, 1), 0);
+  CHECK_EQ(io_destroy(ctx), 0);
+  close(fd);
+}
+
 TEST(fork_child) {
   aio_context_t ctx = setup(4);
   pid_t pid = fork();
@@ -564,6 +588,7 @@ int main(int argc, char **argv) {
   RUN(cancel);
   RUN(destroy_outstanding);
   RUN(full_ring);
+  RUN(user_space_reap);
   RUN(fork_child);
   conf_tmpdir_remove();
   PASS("aio");
