@@ -89,8 +89,19 @@ TEST(setup_errors) {
   CHECK_ERRNO(io_getevents(0, 0, 1, &ev, NULL), EINVAL);
 }
 
+static long read_long(const char *path) {
+  FILE *f = fopen(path, "r");
+  CHECK(f != NULL);
+  long v = -1;
+  CHECK_EQ(fscanf(f, "%ld", &v), 1);
+  fclose(f);
+  return v;
+}
+
 TEST(ring_header) {
   aio_context_t ctx = setup(4);
+  CHECK_EQ(read_long("/proc/sys/fs/aio-max-nr"), 65536);
+  CHECK(read_long("/proc/sys/fs/aio-nr") >= 4);  // host-wide natively: others may add
   struct ring_header *r = (struct ring_header *)ctx;
   CHECK_EQ(r->magic, 0xa10a10a1u);
   CHECK_EQ(r->compat_features, 1);

@@ -57,6 +57,8 @@ class AioPoll final : public WaitCallback, public std::enable_shared_from_this<A
   std::atomic<bool> scheduled_{false};
 };
 
+uint64_t AioContext::TotalRequested() { return g_aio_nr.load(); }
+
 Result<std::shared_ptr<AioContext>> AioContext::Create(uint32_t nr_events) {
   // Linux's ioctx_alloc: room for the events other CPUs may hold, doubled, in 32-bit
   // arithmetic (so 0x80000000 doubles to 0 and is refused with EAGAIN).

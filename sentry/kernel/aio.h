@@ -48,6 +48,8 @@ class AioContext : public std::enable_shared_from_this<AioContext> {
  public:
   // fs.aio-max-nr: the most events all contexts may ask for together (EAGAIN past it).
   static constexpr uint64_t kMaxNr = 65536;
+  // fs.aio-nr: what the live contexts of the sandbox asked for.
+  static uint64_t TotalRequested();
 
   // io_setup's checks and sizing (EINVAL, EAGAIN as Linux) and the ring, not yet mapped into
   // the guest: map ring_fd() and then call set_id.
