@@ -249,6 +249,13 @@ TEST(submit_errors) {
   cb.aio_rw_flags = 0x1000;  // unknown RWF_ flag
   CHECK_ERRNO(submit1(ctx, &cb), EOPNOTSUPP);
   cb.aio_rw_flags = 0;
+  cb.aio_flags = IOCB_FLAG_IOPRIO;
+  cb.aio_reqprio = 5 << 13;  // no such class
+  CHECK_ERRNO(submit1(ctx, &cb), EINVAL);
+  cb.aio_reqprio = (3 << 13);  // idle
+  CHECK_EQ(submit1(ctx, &cb), 1);
+  CHECK_EQ(wait1(ctx, &cb).res, 0);
+  cb.aio_reqprio = 0;
   cb.aio_flags = IOCB_FLAG_RESFD;
   cb.aio_resfd = 999;
   CHECK_ERRNO(submit1(ctx, &cb), EBADF);
@@ -429,6 +436,29 @@ TEST(getevents_min_nr) {
 
 static void on_alarm(int sig) { (void)sig; }
 
+// A read from an empty blocking pipe blocks io_submit (Linux's buffered path); a signal ends
+// it, and the event carries EINTR.
+TEST(submit_interrupted) {
+  aio_context_t ctx = setup(8);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_alarm;
+  sa.sa_flags = SA_RESTART;
+  CHECK_OK(sigaction(SIGALRM, &sa, NULL));
+  int q[2];
+  CHECK_OK(pipe(q));
+  char buf[8];
+  struct iocb cb = make_cb(IOCB_CMD_PREAD, q[0], buf, sizeof(buf), 0);
+  struct itimerval it = {{0, 0}, {0, 50000}};
+  CHECK_OK(setitimer(ITIMER_REAL, &it, NULL));
+  CHECK_EQ(submit1(ctx, &cb), 1);
+  CHECK_EQ(wait1(ctx, &cb).res, -EINTR);
+  signal(SIGALRM, SIG_DFL);
+  close(q[0]);
+  close(q[1]);
+  CHECK_EQ(io_destroy(ctx), 0);
+}
+
 TEST(getevents_signal) {
   aio_context_t ctx = setup(4);
   struct sigaction sa;
@@ -596,6 +626,7 @@ int main(int argc, char **argv) {
   RUN(pipe_read_later);
   RUN(getevents_min_nr);
   RUN(getevents_signal);
+  RUN(submit_interrupted);
   RUN(cancel);
   RUN(destroy_outstanding);
   RUN(full_ring);

@@ -32,6 +32,8 @@ Result<std::shared_ptr<AioContext>> LookupContext(Task& t, uint64_t id) {
 // errors of the transfer itself go into the event, as Linux's aio_read / aio_write.
 Result<int64_t> SubmitRw(Task& t, const struct iocb& cb, const vfs::FileRef& f, bool write,
                          bool vectored) {
+  // Linux's aio_prep_rw. The priority is checked but not used: the Sentry does not order I/O.
+  if (cb.aio_flags & IOCB_FLAG_IOPRIO) SENTRY_TRY(CheckIoprio(t, cb.aio_reqprio));
   int flags = cb.aio_rw_flags;
   if (flags & ~kRwfSupported) return Errno(EOPNOTSUPP);
   if (write ? !f->Writable() : !f->Readable()) return Errno(EBADF);

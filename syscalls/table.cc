@@ -512,7 +512,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(206, "io_setup", SysIoSetup, "Linux's sizing, errors and ring (struct aio_ring at the context id, mapped shared read-write and kept coherent: user space may read and reap it); fs.aio-max-nr is a fixed 65536 per sandbox", Arg::kUint, Arg::kPtr),
     FULL(207, "io_destroy", SysIoDestroy, Arg::kHex),
     FULL(208, "io_getevents", SysIoGetevents, Arg::kHex, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr),
-    PARTIAL(209, "io_submit", SysIoSubmit, "PREAD/PWRITE/PREADV/PWRITEV/FSYNC/FDSYNC complete during the call, as Linux's buffered I/O (a read from an empty blocking pipe blocks io_submit, as on Linux); POLL completes later; RESFD; RWF_* flags; IOCB_FLAG_IOPRIO is ignored", Arg::kHex, Arg::kInt, Arg::kPtr),
+    PARTIAL(209, "io_submit", SysIoSubmit, "PREAD/PWRITE/PREADV/PWRITEV/FSYNC/FDSYNC complete during the call, as Linux's buffered I/O (a read from an empty blocking pipe blocks io_submit, as on Linux); POLL completes later; IOCB_FLAG_RESFD; RWF_* flags; IOCB_FLAG_IOPRIO is checked but does not order I/O", Arg::kHex, Arg::kInt, Arg::kPtr),
     PARTIAL(210, "io_cancel", SysIoCancel, "only POLL is cancellable (EINPROGRESS, the event comes through the ring), as Linux for buffered I/O", Arg::kHex, Arg::kPtr, Arg::kPtr),
     UNIMPL(211, "get_thread_area", ""),
     UNIMPL(212, "lookup_dcookie", ""),
