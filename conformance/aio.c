@@ -235,7 +235,18 @@ TEST(submit_errors) {
   CHECK_ERRNO(submit1(ctx, &cb), EBADF);
   cb.aio_lio_opcode = 42;
   CHECK_ERRNO(submit1(ctx, &cb), EBADF);  // the fd is looked at first
-  cb.aio_fildes = fd;
+  int opath = open("/", O_PATH);
+  cb.aio_fildes = opath;
+  CHECK_ERRNO(submit1(ctx, &cb), EBADF);
+  cb.aio_lio_opcode = IOCB_CMD_POLL;
+  cb.aio_buf = POLLIN;
+  cb.aio_nbytes = 0;
+  CHECK_ERRNO(submit1(ctx, &cb), EBADF);
+  cb.aio_lio_opcode = IOCB_CMD_FSYNC;
+  cb.aio_buf = 0;
+  CHECK_ERRNO(submit1(ctx, &cb), EBADF);
+  close(opath);
+  cb = make_cb(42, fd, buf, 8, 0);
   CHECK_ERRNO(submit1(ctx, &cb), EINVAL);
   cb.aio_lio_opcode = IOCB_CMD_NOOP;
   CHECK_ERRNO(submit1(ctx, &cb), EINVAL);

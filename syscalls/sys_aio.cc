@@ -87,6 +87,7 @@ Result<int64_t> SubmitSync(const struct iocb& cb, const vfs::FileRef& f, bool da
 // which completes the slot (or, for a poll, takes it over). On error the slot is untouched.
 Result<void> Issue(Task& t, AioContext& ctx, const struct iocb& cb, GuestAddr user_cb) {
   vfs::FileRef f = SENTRY_TRY(GetFile(t, static_cast<int>(cb.aio_fildes)));
+  if (f->flags() & O_PATH) return Errno(EBADF);  // Linux's fget does not take them
   std::shared_ptr<vfs::EventFd> resfd;
   if (cb.aio_flags & IOCB_FLAG_RESFD) {
     vfs::FileRef e = SENTRY_TRY(GetFile(t, static_cast<int>(cb.aio_resfd)));

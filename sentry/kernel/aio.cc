@@ -156,9 +156,10 @@ size_t AioContext::Take(size_t max,
 void AioContext::StartPoll(vfs::FileRef f, EventMask want, const AioEvent& ev,
                            std::shared_ptr<vfs::EventFd> resfd) {
   auto p = std::make_shared<AioPoll>(weak_from_this(), std::move(f), want, ev, std::move(resfd));
-  // Registered before the first check, so a wake-up in between is not lost.
-  if (WaitQueue* q = p->file_->Queue()) p->reg_ = q->AddCallback(p.get(), want);
+  // Registered before the first check, so a wake-up in between is not lost, and under mu_,
+  // so that its re-check waits until the poll is on polls_.
   absl::MutexLock l(&mu_);
+  if (WaitQueue* q = p->file_->Queue()) p->reg_ = q->AddCallback(p.get(), want);
   if (EventMask ready = p->Ready(); ready || dead_) {
     p->reg_.Reset();
     CompleteLocked({p->ev_.data, p->ev_.obj, ready, 0}, p->resfd_);
