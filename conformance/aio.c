@@ -110,8 +110,24 @@ TEST(ring_header) {
   CHECK_EQ(r->head, 0);
   CHECK_EQ(r->tail, 0);
   CHECK(r->nr >= 8);
+  // ring->id is the context's slot in the process's table; Linux finds the context by it.
+  CHECK_EQ(r->id, 0);
+  aio_context_t second = setup(4);
+  CHECK_EQ(((struct ring_header *)second)->id, 1);
   CHECK_EQ(io_destroy(ctx), 0);
   CHECK_ERRNO(io_destroy(ctx), EINVAL);
+  ctx = setup(4);
+  CHECK_EQ(((struct ring_header *)ctx)->id, 0);  // the free slot is reused
+  struct io_event ev;
+  ((struct ring_header *)second)->id = 7;
+  CHECK_ERRNO(io_getevents(second, 0, 1, &ev, NULL), EINVAL);
+  ((struct ring_header *)second)->id = 1;
+  CHECK_EQ(io_getevents(second, 0, 1, &ev, NULL), 0);
+  // An unmapped ring makes its context unreachable, io_destroy included.
+  CHECK_OK(munmap((void *)second, 4096));
+  CHECK_ERRNO(io_getevents(second, 0, 1, &ev, NULL), EINVAL);
+  CHECK_ERRNO(io_destroy(second), EINVAL);
+  CHECK_EQ(io_destroy(ctx), 0);
 }
 
 TEST(pread_pwrite_memfd) {

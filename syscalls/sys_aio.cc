@@ -22,10 +22,18 @@ constexpr int kRwfNowait = 0x8;
 constexpr int kRwfAppend = 0x10;
 constexpr int kRwfSupported = 0x1f;
 
+// Linux's lookup_ioctx: the slot number comes from the ring's id word in guest memory, so a
+// ring that was unmapped or overwritten makes its context unreachable (EINVAL).
+Result<uint32_t> RingIndex(Task& t, uint64_t id) {
+  Result<uint32_t> index = t.CopyIn<uint32_t>(GuestAddr(id));
+  if (!index.ok()) return Errno(EINVAL);
+  return *index;
+}
+
 Result<std::shared_ptr<AioContext>> LookupContext(Task& t, uint64_t id) {
   std::shared_ptr<AioTable> table = AioTable::Of(t.mm(), false);
   if (!table) return Errno(EINVAL);
-  return table->Lookup(id);
+  return table->Lookup(SENTRY_TRY(RingIndex(t, id)), id);
 }
 
 // IOCB_CMD_PREAD[V] / PWRITE[V] on a reserved slot. Errors of the arguments are io_submit's;
@@ -197,7 +205,7 @@ Result<uint64_t> SysIoSetup(Task& t, uint32_t nr_events, GuestAddr ctxp) {
 Result<uint64_t> SysIoDestroy(Task& t, uint64_t ctx_id) {
   std::shared_ptr<AioTable> table = AioTable::Of(t.mm(), false);
   if (!table) return Errno(EINVAL);
-  auto ctx = SENTRY_TRY(table->Remove(ctx_id));
+  auto ctx = SENTRY_TRY(table->Remove(SENTRY_TRY(RingIndex(t, ctx_id)), ctx_id));
   ctx->Kill();
   // The guest's view of the ring goes, as Linux's vm_munmap in kill_ioctx.
   (void)t.mm().Unmap(t.ctx(), ctx->id(), ctx->ring_size());

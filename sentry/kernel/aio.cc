@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <utility>
 
 #include "sentry/base/timer_queue.h"
 #include "sentry/mm/memory_manager.h"
@@ -101,6 +102,10 @@ void AioContext::set_id(uint64_t id) {
   id_ = id;
   close(ring_fd_);
   ring_fd_ = -1;
+}
+
+void AioContext::set_index(uint32_t index) {
+  __atomic_store_n(Word(ring_, kId), index, __ATOMIC_RELEASE);
 }
 
 uint32_t AioContext::HeadLocked() {
@@ -212,7 +217,9 @@ void AioContext::Kill() {
 
 AioTable::~AioTable() {
   absl::MutexLock l(&mu_);
-  for (auto& [id, ctx] : contexts_) ctx->Kill();
+  for (auto& ctx : slots_) {
+    if (ctx) ctx->Kill();
+  }
 }
 
 std::shared_ptr<AioTable> AioTable::Of(mm::MemoryManager& mm, bool create) {
@@ -221,25 +228,28 @@ std::shared_ptr<AioTable> AioTable::Of(mm::MemoryManager& mm, bool create) {
   return std::static_pointer_cast<AioTable>(mm.aio_table(make));
 }
 
-Result<std::shared_ptr<AioContext>> AioTable::Lookup(uint64_t id) {
+Result<std::shared_ptr<AioContext>> AioTable::Lookup(uint32_t index, uint64_t id) {
   absl::MutexLock l(&mu_);
-  auto it = contexts_.find(id);
-  if (it == contexts_.end()) return Errno(EINVAL);
-  return it->second;
+  if (index >= slots_.size() || !slots_[index] || slots_[index]->id() != id) {
+    return Errno(EINVAL);
+  }
+  return slots_[index];
 }
 
 void AioTable::Add(std::shared_ptr<AioContext> ctx) {
   absl::MutexLock l(&mu_);
-  contexts_[ctx->id()] = std::move(ctx);
+  auto it = std::find(slots_.begin(), slots_.end(), nullptr);
+  if (it == slots_.end()) it = slots_.insert(it, nullptr);
+  ctx->set_index(static_cast<uint32_t>(it - slots_.begin()));
+  *it = std::move(ctx);
 }
 
-Result<std::shared_ptr<AioContext>> AioTable::Remove(uint64_t id) {
+Result<std::shared_ptr<AioContext>> AioTable::Remove(uint32_t index, uint64_t id) {
   absl::MutexLock l(&mu_);
-  auto it = contexts_.find(id);
-  if (it == contexts_.end()) return Errno(EINVAL);
-  auto ctx = std::move(it->second);
-  contexts_.erase(it);
-  return ctx;
+  if (index >= slots_.size() || !slots_[index] || slots_[index]->id() != id) {
+    return Errno(EINVAL);
+  }
+  return std::exchange(slots_[index], nullptr);
 }
 
 }  // namespace sentry::kernel

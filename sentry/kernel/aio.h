@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "sentry/base/errno.h"
@@ -62,6 +63,8 @@ class AioContext : public std::enable_shared_from_this<AioContext> {
   // own mapping keeps the ring.
   void set_id(uint64_t id);
   uint64_t id() const { return id_; }
+  // The context's slot in its table, kept in ring->id where Linux's lookup_ioctx reads it.
+  void set_index(uint32_t index);
   uint32_t nr_events() const { return nr_; }
 
   // Takes a slot for a request: EAGAIN when those in flight and the events not yet reaped
@@ -116,22 +119,25 @@ class AioContext : public std::enable_shared_from_this<AioContext> {
   WaitQueue queue_;
 };
 
-// An address space's contexts, by id.
+// An address space's contexts, in slots as Linux's ioctx_table: a context is found by the
+// slot number in its ring's id word (which the caller reads from guest memory, so that an
+// unmapped or overwritten ring makes the context unreachable, as on Linux) and its id.
 class AioTable {
  public:
   ~AioTable();
   // The table of `mm`, created if `create`; null if there is none.
   static std::shared_ptr<AioTable> Of(mm::MemoryManager& mm, bool create);
 
-  // EINVAL for an id that is no context of this address space.
-  Result<std::shared_ptr<AioContext>> Lookup(uint64_t id);
+  // EINVAL unless slot `index` holds the context `id`.
+  Result<std::shared_ptr<AioContext>> Lookup(uint32_t index, uint64_t id);
+  // Puts the context in the first free slot.
   void Add(std::shared_ptr<AioContext> ctx);
-  // Takes the context out of the table (EINVAL if none); the caller kills it.
-  Result<std::shared_ptr<AioContext>> Remove(uint64_t id);
+  // Takes the context out of the table (EINVAL as Lookup); the caller kills it.
+  Result<std::shared_ptr<AioContext>> Remove(uint32_t index, uint64_t id);
 
  private:
   absl::Mutex mu_;
-  std::map<uint64_t, std::shared_ptr<AioContext>> contexts_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<AioContext>> slots_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sentry::kernel
