@@ -79,7 +79,7 @@ TEST(setup_errors) {
   ctx = 0;
   CHECK_ERRNO(io_setup(0, &ctx), EINVAL);
   CHECK_ERRNO(io_setup(8, (aio_context_t *)8), EFAULT);
-  CHECK_ERRNO(io_setup(0x1000000, &ctx), EINVAL);  // the doubled ring would pass 256 MiB
+  CHECK_ERRNO(io_setup(0x1000000, &ctx), EINVAL);    // the doubled ring would pass 256 MiB
   CHECK_ERRNO(io_setup(0x80000000u, &ctx), EAGAIN);  // doubles to 0 in 32 bits
   CHECK_ERRNO(io_setup(0x400000, &ctx), EAGAIN);     // more than fs.aio-max-nr (65536)
   CHECK_EQ(ctx, 0);
@@ -326,8 +326,10 @@ TEST(resfd_eventfd) {
   uint64_t n = 0;
   for (int i = 0; i < 500 && n < 2; i++) {
     uint64_t v;
-    if (read(efd, &v, 8) == 8) n += v;
-    else conf_sleep_ms(10);
+    if (read(efd, &v, 8) == 8)
+      n += v;
+    else
+      conf_sleep_ms(10);
   }
   CHECK_EQ(n, 2);
   struct io_event ev[2];

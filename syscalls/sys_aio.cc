@@ -76,7 +76,8 @@ Result<int64_t> SubmitRw(Task& t, const struct iocb& cb, const vfs::FileRef& f, 
     return -static_cast<int64_t>(e);
   }
   if (write && (flags & (kRwfDsync | kRwfSync))) {
-    if (auto s = f->Sync(!(flags & kRwfSync)); !s.ok()) return -static_cast<int64_t>(s.error().code());
+    if (auto s = f->Sync(!(flags & kRwfSync)); !s.ok())
+      return -static_cast<int64_t>(s.error().code());
   }
   return static_cast<int64_t>(*r);
 }
@@ -155,8 +156,8 @@ Result<absl::Time> GeteventsDeadline(Task& t, GuestAddr ts_addr) {
 
 // Linux's read_events: waits until `min_nr` events are taken or `deadline` passes, taking up
 // to `nr`. A signal ends the wait with what was taken (EINTR-like kERESTARTSYS if none).
-Result<uint64_t> GetEvents(Task& t, uint64_t ctx_id, int64_t min_nr, int64_t nr,
-                           GuestAddr events, absl::Time deadline) {
+Result<uint64_t> GetEvents(Task& t, uint64_t ctx_id, int64_t min_nr, int64_t nr, GuestAddr events,
+                           absl::Time deadline) {
   auto ctx = SENTRY_TRY(LookupContext(t, ctx_id));
   if (min_nr < 0 || min_nr > nr) return Errno(EINVAL);
   ScopedWait wait(ctx->queue(), t.waiter());

@@ -34,8 +34,7 @@ class AioPoll final : public WaitCallback, public std::enable_shared_from_this<A
  public:
   AioPoll(std::weak_ptr<AioContext> ctx, vfs::FileRef f, EventMask want, const AioEvent& ev,
           std::shared_ptr<vfs::EventFd> resfd)
-      : ctx_(std::move(ctx)), file_(std::move(f)), want_(want), ev_(ev),
-        resfd_(std::move(resfd)) {}
+      : ctx_(std::move(ctx)), file_(std::move(f)), want_(want), ev_(ev), resfd_(std::move(resfd)) {}
 
   void OnNotify(EventMask events) override {
     if (!(events & want_) || scheduled_.exchange(true)) return;
