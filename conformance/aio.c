@@ -197,6 +197,12 @@ TEST(pread_pwrite_host_file) {
   struct iocb fault = make_cb(IOCB_CMD_PREAD, ro, (void *)8, 4, 0);
   CHECK_EQ(submit1(ctx, &fault), 1);
   CHECK_EQ(wait1(ctx, &fault).res, -EFAULT);
+  // A range past user space: EFAULT from io_submit, for iovecs too.
+  fault.aio_buf = 0xffff800000000000ull;
+  CHECK_ERRNO(submit1(ctx, &fault), EFAULT);
+  struct iovec kv = {(void *)0xffff800000000000ull, 4};
+  struct iocb kfault = make_cb(IOCB_CMD_PREADV, ro, &kv, 1, 0);
+  CHECK_ERRNO(submit1(ctx, &kfault), EFAULT);
   // Negative offset: EINVAL from io_submit.
   struct iocb neg = make_cb(IOCB_CMD_PREAD, ro, got, 4, -1);
   CHECK_ERRNO(submit1(ctx, &neg), EINVAL);

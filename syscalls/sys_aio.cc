@@ -21,6 +21,8 @@ constexpr int kRwfSync = 0x4;
 constexpr int kRwfNowait = 0x8;
 constexpr int kRwfAppend = 0x10;
 constexpr int kRwfSupported = 0x1f;
+// x86-64's TASK_SIZE_MAX: the end of user space, as access_ok sees it.
+constexpr uint64_t kUserTop = 0x7ffffffff000;
 
 // Linux's lookup_ioctx: the slot number comes from the ring's id word in guest memory, so a
 // ring that was unmapped or overwritten makes its context unreachable (EINVAL).
@@ -53,6 +55,12 @@ Result<int64_t> SubmitRw(Task& t, const struct iocb& cb, const vfs::FileRef& f, 
     b = SENTRY_TRY(CopyInIovecs(t, GuestAddr(cb.aio_buf), static_cast<int>(cb.aio_nbytes)));
   } else {
     b = OneRange(GuestAddr(cb.aio_buf), cb.aio_nbytes);
+  }
+  // Linux's access_ok at import: a range past user space fails io_submit; a range that is
+  // merely unmapped fails the transfer (the event's EFAULT).
+  for (const struct iovec& seg : b.segs) {
+    uint64_t base = reinterpret_cast<uint64_t>(seg.iov_base);
+    if (base > kUserTop || seg.iov_len > kUserTop - base) return Errno(EFAULT);
   }
   if (cb.aio_offset < 0) return Errno(EINVAL);
   // Files without positions (pipes, sockets, devices) ignore aio_offset, as their
