@@ -404,6 +404,14 @@ TEST(poll_pipe) {
   CHECK_EQ(submit1(ctx, &cb), 1);
   CHECK_EQ(wait1(ctx, &cb).res, POLLHUP);  // ready at submission: masked by POLLIN|ERR|HUP
   close(p[0]);
+  // A poll in flight when the last writer goes: the re-check finds the hang-up.
+  CHECK_OK(pipe(p));
+  struct iocb h = make_cb(IOCB_CMD_POLL, p[0], (void *)(uintptr_t)POLLIN, 0, 0);
+  CHECK_EQ(submit1(ctx, &h), 1);
+  CHECK_EQ(getevents0(ctx, ev, 1), 0);
+  close(p[1]);
+  CHECK_EQ(wait1(ctx, &h).res, POLLHUP);
+  close(p[0]);
   CHECK_EQ(io_destroy(ctx), 0);
 }
 
