@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 
@@ -415,6 +416,31 @@ TEST(poll_pipe) {
   CHECK_EQ(io_destroy(ctx), 0);
 }
 
+TEST(poll_socket) {
+  aio_context_t ctx = setup(8);
+  int sv[2];
+  CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+  struct iocb cb = make_cb(IOCB_CMD_POLL, sv[0], (void *)(uintptr_t)POLLIN, 0, 0);
+  CHECK_EQ(submit1(ctx, &cb), 1);
+  struct io_event ev;
+  CHECK_EQ(getevents0(ctx, &ev, 1), 0);
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, write_later, (void *)(intptr_t)sv[1]), 0);
+  ev = wait1(ctx, &cb);
+  CHECK(ev.res & POLLIN);
+  CHECK_EQ(pthread_join(th, NULL), 0);
+  // A read of what arrived, and a read that finds the peer gone.
+  char buf[8];
+  struct iocb rd = make_cb(IOCB_CMD_PREAD, sv[0], buf, sizeof(buf), 0);
+  CHECK_EQ(submit1(ctx, &rd), 1);
+  CHECK_EQ(wait1(ctx, &rd).res, 4);
+  close(sv[1]);
+  CHECK_EQ(submit1(ctx, &rd), 1);
+  CHECK_EQ(wait1(ctx, &rd).res, 0);
+  close(sv[0]);
+  CHECK_EQ(io_destroy(ctx), 0);
+}
+
 TEST(pipe_read_later) {
   aio_context_t ctx = setup(8);
   int p[2];
@@ -667,6 +693,7 @@ int main(int argc, char **argv) {
   RUN(submit_errors);
   RUN(resfd_eventfd);
   RUN(poll_pipe);
+  RUN(poll_socket);
   RUN(pipe_read_later);
   RUN(getevents_min_nr);
   RUN(getevents_signal);
