@@ -52,6 +52,10 @@ Result<void> CheckLockedMapping(Task& t, int flags, uint64_t len);
 // Preconditions: Kernel::mu_ held; `t`'s credentials are the new ones.
 void CommitCreds(Task& t, const kernel::Credentials& old);
 
+// ioprio_set's (and IOCB_FLAG_IOPRIO's) check of a priority, Linux's ioprio_check_cap: EINVAL
+// for a bad class or level, EPERM for the real-time class without privilege.
+Result<void> CheckIoprio(Task& t, int ioprio);
+
 // Sends SIGPIPE to the calling thread (write to a pipe with no reader).
 void RaiseSigpipe(Task& t);
 

@@ -83,7 +83,7 @@ Result<uint64_t> SysSetpriority(Task& t, int which, int who, int nice) {
   return 0;
 }
 
-Result<uint64_t> SysIoprioSet(Task& t, int which, int who, int ioprio) {
+Result<void> CheckIoprio(Task& t, int ioprio) {
   int cls = (ioprio >> kernel::kIoprioClassShift) & 7;
   int level = ioprio & 7;
   switch (cls) {
@@ -100,6 +100,11 @@ Result<uint64_t> SysIoprioSet(Task& t, int which, int who, int ioprio) {
     default:
       return Errno(EINVAL);
   }
+  return Ok();
+}
+
+Result<uint64_t> SysIoprioSet(Task& t, int which, int who, int ioprio) {
+  SENTRY_TRY(CheckIoprio(t, ioprio));
   absl::MutexLock l(&t.kernel().mu());
   int err = ESRCH;
   bool known = ForEachTarget(t, which - kIoprioWhoProcess, who, [&](Task& p) {

@@ -4,51 +4,15 @@
 #include <memory>
 
 #include "syscalls/common.h"
+#include "syscalls/read_write.h"
 #include "vfs/inotify.h"
 
 namespace sentry::syscalls {
 namespace {
 
-constexpr size_t kMaxRw = 0x7ffff000;  // MAX_RW_COUNT
 // The largest host buffer one read or write stages guest data in: a guest may ask for 2 GiB,
 // and larger transfers go in several rounds.
 constexpr size_t kStage = 1 << 20;
-
-// The guest buffer of a read or write: one range for read/write, the iovecs for readv/writev.
-struct GuestBuffer {
-  std::vector<struct iovec> segs;
-  size_t total = 0;  // sum of the lengths, at most kMaxRw
-
-  // Copies guest bytes [at, at + dst.size()) into dst; returns how many were readable.
-  size_t CopyIn(Task& t, size_t at, std::span<uint8_t> dst) const {
-    return Transfer(t, at, dst.data(), dst.size(), false);
-  }
-  // Copies src into guest bytes [at, ...); returns how many were writable.
-  size_t CopyOut(Task& t, size_t at, std::span<const uint8_t> src) const {
-    return Transfer(t, at, const_cast<uint8_t*>(src.data()), src.size(), true);
-  }
-
- private:
-  size_t Transfer(Task& t, size_t at, uint8_t* host, size_t len, bool out) const {
-    size_t done = 0;
-    for (const auto& s : segs) {
-      if (done == len) break;
-      if (at >= s.iov_len) {
-        at -= s.iov_len;
-        continue;
-      }
-      uint64_t addr = reinterpret_cast<uint64_t>(s.iov_base) + at;
-      size_t n = std::min(s.iov_len - at, len - done);
-      at = 0;
-      if (addr + n < addr) return done;
-      size_t got = out ? t.mm().as().WriteMemory(GuestAddr(addr), {host + done, n})
-                       : t.mm().as().ReadMemory(GuestAddr(addr), {host + done, n});
-      done += got;
-      if (got < n) break;
-    }
-    return done;
-  }
-};
 
 // The calling thread's staging buffer, at least min(len, kStage) bytes: allocated once per
 // thread and never cleared (every byte handed out is written before it is read).
@@ -62,6 +26,8 @@ std::span<uint8_t> Stage(size_t len) {
   }
   return {buf.get(), want};
 }
+
+}  // namespace
 
 GuestBuffer OneRange(GuestAddr buf, size_t count) {
   count = std::min(count, kMaxRw);
@@ -140,8 +106,6 @@ Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, const GuestBuffer& b, i
   if (done > 0) vfs::NotifyFile(*f, IN_MODIFY);
   return done;
 }
-
-}  // namespace
 
 Result<void> RemovePrivsForWrite(Task& t, const vfs::FileRef& f) {
   const vfs::InodeRef& ino = f->inode();

@@ -289,6 +289,12 @@ Result<uint64_t> SysMembarrier(Task& t, int cmd, unsigned flags, int cpu_id);
 Result<uint64_t> SysSyslog(Task& t, int type, GuestAddr buf, int len);
 Result<uint64_t> SysSyncFileRange(Task& t, int fd, int64_t off, int64_t nbytes, unsigned flags);
 Result<uint64_t> SysPreadv2(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off, int64_t off_high, int flags);
+Result<uint64_t> SysIoSetup(Task& t, uint32_t nr_events, GuestAddr ctxp);
+Result<uint64_t> SysIoDestroy(Task& t, uint64_t ctx_id);
+Result<uint64_t> SysIoGetevents(Task& t, uint64_t ctx_id, int64_t min_nr, int64_t nr, GuestAddr events, GuestAddr timeout);
+Result<uint64_t> SysIoSubmit(Task& t, uint64_t ctx_id, int64_t nr, GuestAddr iocbpp);
+Result<uint64_t> SysIoCancel(Task& t, uint64_t ctx_id, GuestAddr iocb, GuestAddr result);
+Result<uint64_t> SysIoPgetevents(Task& t, uint64_t ctx_id, int64_t min_nr, int64_t nr, GuestAddr events, GuestAddr timeout, GuestAddr usig);
 Result<uint64_t> SysPwritev2(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off, int64_t off_high, int flags);
 
 namespace {
@@ -505,11 +511,11 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(203, "sched_setaffinity", SysSchedSetaffinity, "the mask (cut to the sandbox's CPUs; none left: EINVAL) is stored per thread and inherited; the Sentry still places the thread itself", Arg::kInt, Arg::kUint, Arg::kPtr),
     FULL(204, "sched_getaffinity", SysSchedGetaffinity, Arg::kInt, Arg::kUint, Arg::kPtr),
     UNIMPL(205, "set_thread_area", ""),
-    UNIMPL(206, "io_setup", ""),
-    UNIMPL(207, "io_destroy", ""),
-    UNIMPL(208, "io_getevents", ""),
-    UNIMPL(209, "io_submit", ""),
-    UNIMPL(210, "io_cancel", ""),
+    PARTIAL(206, "io_setup", SysIoSetup, "Linux's sizing, errors and ring (struct aio_ring at the context id, mapped shared read-write and kept coherent: user space may read and reap it); fs.aio-max-nr is a fixed 65536 per sandbox", Arg::kUint, Arg::kPtr),
+    FULL(207, "io_destroy", SysIoDestroy, Arg::kHex),
+    FULL(208, "io_getevents", SysIoGetevents, Arg::kHex, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr),
+    PARTIAL(209, "io_submit", SysIoSubmit, "PREAD/PWRITE/PREADV/PWRITEV/FSYNC/FDSYNC complete during the call, as Linux's buffered I/O (a read from an empty blocking pipe blocks io_submit, as on Linux); POLL completes later; IOCB_FLAG_RESFD; RWF_* flags; IOCB_FLAG_IOPRIO is checked but does not order I/O", Arg::kHex, Arg::kInt, Arg::kPtr),
+    PARTIAL(210, "io_cancel", SysIoCancel, "only POLL is cancellable (EINPROGRESS, the event comes through the ring), as Linux for buffered I/O", Arg::kHex, Arg::kPtr, Arg::kPtr),
     UNIMPL(211, "get_thread_area", ""),
     UNIMPL(212, "lookup_dcookie", ""),
     FULL(213, "epoll_create", SysEpollCreate, Arg::kInt),
@@ -632,7 +638,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(330, "pkey_alloc", ""),
     UNIMPL(331, "pkey_free", ""),
     FULL(332, "statx", SysStatx, Arg::kFd, Arg::kStr, Arg::kHex, Arg::kHex, Arg::kPtr),
-    UNIMPL(333, "io_pgetevents", ""),
+    FULL(333, "io_pgetevents", SysIoPgetevents, Arg::kHex, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kPtr),
     UNIMPL(334, "rseq", ""),
     PARTIAL(424, "pidfd_send_signal", SysPidfdSendSignal, "siginfo rules and PIDFD_SIGNAL_* flags as Linux; a /proc/PID directory fd is not taken as a pidfd (EBADF)", Arg::kFd, Arg::kSig, Arg::kPtr, Arg::kHex),
     UNIMPL(425, "io_uring_setup", ""),

@@ -2,6 +2,7 @@
 
 #include <sys/eventfd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace sentry::vfs {
@@ -45,6 +46,12 @@ Result<size_t> EventFd::Write(Blocker& b, std::span<const uint8_t> src) {
     if (nonblock) return Errno(EAGAIN);
     SENTRY_TRY(b.Wait());
   }
+}
+
+void EventFd::Signal(uint64_t n) {
+  absl::MutexLock l(&state_mu_);
+  count_ += std::min(n, ~uint64_t{0} - count_);
+  queue_.Notify(kEventIn);
 }
 
 EventMask EventFd::Readiness(EventMask mask) {

@@ -20,6 +20,9 @@ class EventFd final : public AnonFile {
   Result<size_t> Write(Blocker& b, std::span<const uint8_t> src) override;
   EventMask Readiness(EventMask mask) override;
   WaitQueue* Queue() override { return &queue_; }
+  // The kernel's eventfd_signal (an AIO completion with IOCB_FLAG_RESFD): adds `n`, saturating
+  // at ULLONG_MAX instead of blocking. Never call it from a callback on this file's queue.
+  void Signal(uint64_t n);
 
  private:
   static constexpr uint64_t kMax = ~uint64_t{0} - 1;

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "sentry/kernel/aio.h"
 #include "sentry/kernel/procfs.h"
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/sysinfo.h"
@@ -170,6 +171,10 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   fs->Add("nr_open", Text("1048576\n"));
   fs->Add("file-max", Text("9223372036854775807\n"));
   fs->Add("pipe-max-size", Text("1048576\n"));
+  fs->Add("aio-max-nr", Text(absl::StrFormat("%d\n", AioContext::kMaxNr)));
+  fs->Add("aio-nr", File([]() -> Result<std::string> {
+    return absl::StrFormat("%d\n", AioContext::TotalRequested());
+  }));
   fs->Add("lease-break-time", LeaseBreakTimeFile());
   auto mqueue = Dir();
   const MqNamespace& mq = k_.ipc().mq;

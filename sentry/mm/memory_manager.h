@@ -5,6 +5,7 @@
 // which only block on the calling thread's own stub.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -153,6 +154,15 @@ class MemoryManager {
     membarrier_registered_ |= bit;
   }
 
+  // Linux AIO contexts (sentry/kernel/aio.h) belong to the address space, as Linux's
+  // mm->ioctx_table: the first io_setup creates the table (with `make`), Fork does not copy it,
+  // and it goes with the mm (exit, execve). Null when there is none and `make` is null.
+  std::shared_ptr<void> aio_table(const std::function<std::shared_ptr<void>()>& make) {
+    absl::MutexLock l(&mu_);
+    if (!aio_table_ && make) aio_table_ = make();
+    return aio_table_;
+  }
+
   // A futex key: the mm itself for private memory, the shared object for MAP_SHARED.
   std::pair<uint64_t, uint64_t> FutexKey(uint64_t addr, bool private_futex);
 
@@ -191,6 +201,7 @@ class MemoryManager {
   uint64_t brk_ ABSL_GUARDED_BY(mu_) = 0;
   uint8_t future_lock_ ABSL_GUARDED_BY(mu_) = 0;  // mlockall(MCL_FUTURE), Linux's def_flags
   uint32_t membarrier_registered_ ABSL_GUARDED_BY(mu_) = 0;
+  std::shared_ptr<void> aio_table_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sentry::mm
