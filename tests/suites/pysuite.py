@@ -20,6 +20,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 PYTHON = "/usr/bin/python3"
 # Modules that need a regrtest resource enabled although they only use loopback.
@@ -29,16 +31,51 @@ TIMEOUT_S = 1500  # test_socket takes ~10 min under ptrace on a busy 2-core mach
 CASE = re.compile(r"^(test\w*) \(([\w.]+)\)(?:\n.*?)?\s\.\.\.\s(.*)$", re.M)
 
 
+EXIT_GRACE_S = 120  # after regrtest printed its result, how long the process may take to exit
+
+
 def run(argv, cwd):
+    """Runs argv; returns (output, status). A run that printed regrtest's final result line
+    but does not exit within EXIT_GRACE_S is killed and noted (a hang at exit, seen a few
+    times under load; the note lists the host processes to help find it)."""
     env = {"PATH": "/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8", "TERM": "dumb"}
-    try:
-        p = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=TIMEOUT_S)
-        return p.stdout.decode("utf-8", "replace"), p.returncode
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode("utf-8", "replace")
-        return out + "\n[pysuite: timed out after %d s]\n" % TIMEOUT_S, -1
+    p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    chunks = []
+    finished = threading.Event()
+
+    def reader():
+        for line in iter(p.stdout.readline, b""):
+            chunks.append(line)
+            if line.startswith(b"Tests result:"):
+                finished.set()
+        finished.set()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    deadline = time.monotonic() + TIMEOUT_S
+    note = ""
+    while p.poll() is None:
+        if finished.is_set():
+            try:
+                p.wait(timeout=EXIT_GRACE_S)
+            except subprocess.TimeoutExpired:
+                ps = subprocess.run(["ps", "-eLo", "pid,tid,stat,wchan:32,comm"],
+                                    stdout=subprocess.PIPE).stdout.decode("utf-8", "replace")
+                ps = "\n".join(l for l in ps.splitlines() if "sentry" in l or "PID" in l)
+                note = ("\n[pysuite: HANG AT EXIT: no exit %d s after the tests finished; "
+                        "killed]\n%s\n" % (EXIT_GRACE_S, ps))
+            break
+        if time.monotonic() > deadline:
+            note = "\n[pysuite: timed out after %d s]\n" % TIMEOUT_S
+            break
+        finished.wait(timeout=1)
+    if p.poll() is None:
+        p.kill()
+    p.wait()
+    t.join(timeout=10)
+    out = b"".join(chunks).decode("utf-8", "replace") + note
+    return out, (p.returncode if not note else -1)
 
 
 VERDICT = re.compile(r"^(ok|FAIL|ERROR|expected failure|unexpected success|skipped\b.*)$")
@@ -112,6 +149,8 @@ def main():
                 unexpected.append((tid, got))
         elif tid in listed and got == "pass":
             fixed.append(tid)
+    if "HANG AT EXIT" in sandbox_out:
+        print(sandbox_out[sandbox_out.index("[pysuite: HANG AT EXIT"):])
     print("pysuite %s [%s]: %d cases pass natively; %d fail or are missing in the sandbox "
           "unexpectedly; %d expected failures listed" % (module, platform, compared,
                                                          len(unexpected), len(listed)))
