@@ -6,63 +6,23 @@
 
 #include <cstring>
 
+#include "syscalls/read_write.h"
 #include "syscalls/sys_socket.h"
 
 namespace sentry::syscalls {
 
 namespace {
 
-constexpr size_t kMaxRw = 0x7ffff000;  // MAX_RW_COUNT
 constexpr size_t kRound = 1 << 20;     // stream data moves in rounds of this much
 // No datagram, record or UDP message of ours is bigger (unix: SO_SNDBUF at most 425984).
 constexpr size_t kMaxMessage = 1 << 20;
 constexpr size_t kMaxControl = 20480;  // net.core.optmem_max
 constexpr int kUioMaxIov = 1024;
 
-// The guest side of a message's data: its iovecs.
-struct GuestIov {
-  std::vector<struct iovec> segs;
-  size_t total = 0;
-
-  size_t Transfer(Task& t, size_t at, uint8_t* host, size_t len, bool out) const {
-    size_t done = 0;
-    for (const auto& s : segs) {
-      if (done == len) break;
-      if (at >= s.iov_len) {
-        at -= s.iov_len;
-        continue;
-      }
-      uint64_t addr = reinterpret_cast<uint64_t>(s.iov_base) + at;
-      size_t n = std::min(s.iov_len - at, len - done);
-      at = 0;
-      size_t got = out ? t.mm().as().WriteMemory(GuestAddr(addr), {host + done, n})
-                       : t.mm().as().ReadMemory(GuestAddr(addr), {host + done, n});
-      done += got;
-      if (got < n) break;
-    }
-    return done;
-  }
-};
-
-Result<GuestIov> CopyInIov(Task& t, GuestAddr addr, size_t count) {
+// The iovecs of a message: readv's, but with sendmsg's EMSGSIZE for too many.
+Result<GuestBuffer> CopyInIov(Task& t, GuestAddr addr, size_t count) {
   if (count > kUioMaxIov) return Errno(EMSGSIZE);
-  GuestIov v;
-  v.segs.resize(count);
-  if (count) {
-    SENTRY_TRY(t.CopyInBytes(
-        addr, {reinterpret_cast<uint8_t*>(v.segs.data()), count * sizeof(struct iovec)}));
-  }
-  for (auto& s : v.segs) {
-    if (static_cast<ssize_t>(s.iov_len) < 0) return Errno(EINVAL);
-    s.iov_len = std::min(s.iov_len, kMaxRw - v.total);
-    v.total += s.iov_len;
-  }
-  return v;
-}
-
-GuestIov OneIov(GuestAddr buf, size_t len) {
-  len = std::min(len, kMaxRw);
-  return {{{reinterpret_cast<void*>(buf.value()), len}}, len};
+  return CopyInIovecs(t, addr, static_cast<int>(count));
 }
 
 std::vector<uint8_t>& Stage(size_t n) {
@@ -206,7 +166,7 @@ struct MsgOut {
 };
 
 // One send: data from `iov`, to `to` (empty: the peer), with `control`.
-Result<uint64_t> DoSend(Task& t, netstack::Socket& s, const GuestIov& iov,
+Result<uint64_t> DoSend(Task& t, netstack::Socket& s, const GuestBuffer& iov,
                         std::span<const uint8_t> to, int flags, netstack::Control control) {
   Caller c(t);
   TaskPaths paths(t);
@@ -216,7 +176,7 @@ Result<uint64_t> DoSend(Task& t, netstack::Socket& s, const GuestIov& iov,
   do {
     size_t want = stream ? std::min(iov.total - done, kRound) : iov.total;
     auto& buf = Stage(want);
-    size_t got = iov.Transfer(t, done, buf.data(), want, false);
+    size_t got = iov.CopyIn(t, done, {buf.data(), want});
     if (got < want && (got == 0 || !stream)) {
       if (done > 0) break;
       return Errno(EFAULT);
@@ -240,7 +200,7 @@ Result<uint64_t> DoSend(Task& t, netstack::Socket& s, const GuestIov& iov,
 }
 
 // One receive into `iov`.
-Result<MsgOut> DoRecv(Task& t, netstack::Socket& s, const GuestIov& iov, int flags,
+Result<MsgOut> DoRecv(Task& t, netstack::Socket& s, const GuestBuffer& iov, int flags,
                       GuestAddr control, size_t control_len) {
   Caller c(t);
   bool stream = s.type() == SOCK_STREAM;
@@ -252,7 +212,7 @@ Result<MsgOut> DoRecv(Task& t, netstack::Socket& s, const GuestIov& iov, int fla
   // TCP's MSG_TRUNC discards the bytes (the netstack did not copy them).
   bool discard = (flags & MSG_TRUNC) && stream && s.family() != AF_UNIX;
   size_t copied = discard ? 0 : r.copied;
-  size_t put = iov.Transfer(t, 0, buf.data(), copied, true);
+  size_t put = iov.CopyOut(t, 0, {buf.data(), copied});
   if (put < copied && put == 0) return Errno(EFAULT);
   out.bytes = ((flags & MSG_TRUNC) && !stream) ? r.length : r.copied;
   out.from = std::move(r.from);
@@ -315,7 +275,7 @@ Result<uint64_t> SysSendto(Task& t, int fd, GuestAddr buf, size_t len, int flags
   auto [f, s] = SENTRY_TRY(GetSocket(t, fd));
   std::vector<uint8_t> to;
   if (addr.value() != 0 && addrlen != 0) to = SENTRY_TRY(CopyInAddr(t, addr, addrlen));
-  return DoSend(t, *s, OneIov(buf, len), to, flags, {});
+  return DoSend(t, *s, OneRange(buf, len), to, flags, {});
 }
 
 Result<uint64_t> SysRecvfrom(Task& t, int fd, GuestAddr buf, size_t len, int flags, GuestAddr addr,
@@ -325,7 +285,7 @@ Result<uint64_t> SysRecvfrom(Task& t, int fd, GuestAddr buf, size_t len, int fla
     int l = SENTRY_TRY(t.CopyIn<int>(len_addr));
     if (l < 0) return Errno(EINVAL);
   }
-  auto out = SENTRY_TRY(DoRecv(t, *s, OneIov(buf, len), flags, GuestAddr(0), 0));
+  auto out = SENTRY_TRY(DoRecv(t, *s, OneRange(buf, len), flags, GuestAddr(0), 0));
   if (addr.value() != 0) SENTRY_TRY(CopyOutAddr(t, out.from, addr, len_addr));
   return out.bytes;
 }
