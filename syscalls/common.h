@@ -36,6 +36,9 @@ Result<absl::Duration> CopyInDuration(Task& t, GuestAddr addr);
 // Installs the guest sigset at `mask_addr` (if not null) as the mask for the rest of this
 // syscall (ppoll, pselect6, epoll_pwait); the old mask comes back after any handler runs.
 Result<void> SetTemporarySignalMask(Task& t, GuestAddr mask_addr);
+// The same for pselect6's and io_pgetevents' {const sigset_t*, size_t} argument at `pair`
+// (null: no change; EINVAL for a size other than 8).
+Result<void> SetTemporarySignalMaskPair(Task& t, GuestAddr pair);
 
 // Before a write to `f`: a writer without CAP_FSETID clears set-user-ID, and set-group-ID
 // when group execute is set, as Linux's file_remove_privs.

@@ -258,14 +258,7 @@ Result<uint64_t> SysIoGetevents(Task& t, uint64_t ctx_id, int64_t min_nr, int64_
 Result<uint64_t> SysIoPgetevents(Task& t, uint64_t ctx_id, int64_t min_nr, int64_t nr,
                                  GuestAddr events, GuestAddr timeout, GuestAddr usig) {
   absl::Time deadline = SENTRY_TRY(GeteventsDeadline(t, timeout));
-  if (!usig.IsNull()) {
-    struct {
-      uint64_t mask;
-      uint64_t size;
-    } s = SENTRY_TRY(t.CopyIn<decltype(s)>(usig));
-    if (s.mask && s.size != sizeof(abi::SigSet)) return Errno(EINVAL);
-    SENTRY_TRY(SetTemporarySignalMask(t, GuestAddr(s.mask)));
-  }
+  SENTRY_TRY(SetTemporarySignalMaskPair(t, usig));
   auto r = GetEvents(t, ctx_id, min_nr, nr, events, deadline);
   if (!r.ok() && r.error() == kERESTARTSYS) return Errno(kERESTARTNOHAND);
   return r;

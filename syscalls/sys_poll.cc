@@ -123,6 +123,16 @@ Result<void> SetTemporarySignalMask(Task& t, GuestAddr mask_addr) {
   return SetTempMask(t, mask_addr);
 }
 
+Result<void> SetTemporarySignalMaskPair(Task& t, GuestAddr pair) {
+  if (pair.IsNull()) return Ok();
+  struct {
+    uint64_t mask;
+    uint64_t size;
+  } s = SENTRY_TRY(t.CopyIn<decltype(s)>(pair));
+  if (s.mask && s.size != sizeof(abi::SigSet)) return Errno(EINVAL);
+  return SetTempMask(t, GuestAddr(s.mask));
+}
+
 Result<uint64_t> SysPoll(Task& t, GuestAddr fds, uint64_t nfds, int timeout_ms) {
   absl::Time d = timeout_ms < 0 ? absl::InfiniteFuture() : absl::Now() + absl::Milliseconds(timeout_ms);
   auto r = PollCommon(t, fds, nfds, d);
@@ -156,14 +166,7 @@ Result<uint64_t> SysSelect(Task& t, int nfds, GuestAddr r, GuestAddr w, GuestAdd
 Result<uint64_t> SysPselect6(Task& t, int nfds, GuestAddr r, GuestAddr w, GuestAddr e,
                              GuestAddr ts, GuestAddr sig) {
   absl::Time d = SENTRY_TRY(DeadlineFromTimespec(t, ts));
-  if (!sig.IsNull()) {
-    struct {
-      uint64_t mask;
-      uint64_t size;
-    } s = SENTRY_TRY(t.CopyIn<decltype(s)>(sig));
-    if (s.mask && s.size != sizeof(abi::SigSet)) return Errno(EINVAL);
-    SENTRY_TRY(SetTempMask(t, GuestAddr(s.mask)));
-  }
+  SENTRY_TRY(SetTemporarySignalMaskPair(t, sig));
   auto res = SelectCommon(t, nfds, r, w, e, d);
   if (!res.ok() && res.error() == kERESTARTSYS) return Errno(kERESTARTNOHAND);
   return res;
