@@ -726,6 +726,7 @@ Result<RecvResult> InetSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags
   if (flags & MSG_OOB) return Errno(EINVAL);
   std::shared_ptr<StreamConn> conn;
   int side;
+  HostLink* h;
   {
     absl::MutexLock l(&smu_);
     if (state_ == State::kRefused) {
@@ -735,8 +736,9 @@ Result<RecvResult> InetSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags
     if (state_ != State::kConnected) return Errno(ENOTCONN);
     conn = conn_;
     side = side_;
+    h = host_.get();
   }
-  if (HostLink* h = host()) return RecvHostTcp(c, *h, dst, flags);
+  if (h) return RecvHostTcp(c, *h, dst, flags);
   if (!conn) return RecvResult{};
   ScopedWait wait(queue_, c.blocker.waiter(), kEventIn);
   auto r = SENTRY_TRY(
