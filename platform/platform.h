@@ -114,6 +114,16 @@ class Context {
   // task blocked in the kernel learns of it. Never called once the context is destroyed:
   // destroy it without holding any lock `fn` takes. Platforms that cannot tell ignore it.
   virtual void OnHostDeath(std::function<void()> fn) { (void)fn; }
+  // Registers `area` (or, with RSEQ_FLAG_UNREGISTER in `flags`, drops it) as this guest
+  // thread's rseq(2) area with the host kernel, on the host thread that runs the guest's code:
+  // only the host kernel can keep its CPU fields current and move the thread out of a
+  // critical section when the host preempts or migrates it. The caller has checked the call
+  // against Linux's rules. If it is the guest's pending syscall with these arguments, that
+  // very syscall may be what runs on the host, its result (0, as checked) reaching the guest.
+  virtual Result<void> HostRseq(uint64_t area, uint32_t len, int flags, uint32_t sig) {
+    (void)area, (void)len, (void)flags, (void)sig;
+    return Errno(ENOSYS);
+  }
   virtual int host_tid() const = 0;
   // The host processes that run this guest thread (the stub, and whatever runs host syscalls
   // on its behalf): their CPU time is the guest thread's. Each is a whole host process, so

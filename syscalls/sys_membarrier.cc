@@ -15,8 +15,8 @@ namespace sentry::syscalls {
 namespace {
 
 // Linux 6.1's MEMBARRIER_CMD_BITMASK on x86-64: every command up to the RSEQ pair (no
-// MEMBARRIER_CMD_GET_REGISTRATIONS, which came in 6.3). RSEQ's barrier has nothing to restart
-// here (rseq(2) is not supported), so it is a plain private barrier.
+// MEMBARRIER_CMD_GET_REGISTRATIONS, which came in 6.3). RSEQ's barrier is a plain private
+// barrier: it does not restart the rseq critical sections of threads running meanwhile.
 constexpr int kSupported =
     MEMBARRIER_CMD_GLOBAL | MEMBARRIER_CMD_GLOBAL_EXPEDITED |
     MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED | MEMBARRIER_CMD_PRIVATE_EXPEDITED |

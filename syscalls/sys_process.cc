@@ -148,6 +148,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     child->mask_ = t.mask_;
     child->sched_ = t.sched_.ForChild();
     child->personality_ = t.personality_;
+    child->mempolicy_ = t.mempolicy_;
     k.Register(child);
   }
   child->set_comm(t.comm());
@@ -163,6 +164,8 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   } else {
     child->mm_ = t.mm().Fork(nullptr);
   }
+  // A fork keeps the parent thread's rseq registration; a CLONE_VM child starts without.
+  if (!share_vm) child->rseq_ = t.rseq_;
   if (flags & CLONE_CHILD_CLEARTID) child->clear_child_tid_ = child_tid.value();
   if (flags & CLONE_CHILD_SETTID) child->child_settid_ = child_tid.value();
   if (flags & CLONE_PARENT_SETTID) (void)t.CopyOut<int32_t>(parent_tid, child->tid());

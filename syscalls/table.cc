@@ -286,6 +286,14 @@ Result<uint64_t> SysMunlock(Task& t, uint64_t addr, uint64_t len);
 Result<uint64_t> SysMlockall(Task& t, int flags);
 Result<uint64_t> SysMunlockall(Task& t);
 Result<uint64_t> SysMembarrier(Task& t, int cmd, unsigned flags, int cpu_id);
+Result<uint64_t> SysRseq(Task& t, uint64_t area, uint32_t len, int flags, uint32_t sig);
+Result<uint64_t> SysSetMempolicy(Task& t, int mode, GuestAddr nmask, uint64_t maxnode);
+Result<uint64_t> SysGetMempolicy(Task& t, GuestAddr mode_addr, GuestAddr nmask, uint64_t maxnode, uint64_t addr, uint64_t flags);
+Result<uint64_t> SysMbind(Task& t, uint64_t start, uint64_t len, int mode, GuestAddr nmask, uint64_t maxnode, unsigned flags);
+Result<uint64_t> SysSetMempolicyHomeNode(Task& t, uint64_t start, uint64_t len, uint64_t node, uint64_t flags);
+Result<uint64_t> SysPkeyAlloc(Task& t, uint64_t flags, uint64_t init_val);
+Result<uint64_t> SysPkeyFree(Task& t, int pkey);
+Result<uint64_t> SysPkeyMprotect(Task& t, uint64_t addr, uint64_t len, int prot, int pkey);
 Result<uint64_t> SysSyslog(Task& t, int type, GuestAddr buf, int len);
 Result<uint64_t> SysSyncFileRange(Task& t, int fd, int64_t off, int64_t nbytes, unsigned flags);
 Result<uint64_t> SysPreadv2(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off, int64_t off_high, int flags);
@@ -542,9 +550,9 @@ constexpr SyscallEntry kTable[] = {
     FULL(234, "tgkill", SysTgkill, Arg::kInt, Arg::kInt, Arg::kSig),
     FULL(235, "utimes", SysUtimes, Arg::kStr, Arg::kPtr),
     UNIMPL(236, "vserver", ""),
-    UNIMPL(237, "mbind", ""),
-    UNIMPL(238, "set_mempolicy", ""),
-    UNIMPL(239, "get_mempolicy", ""),
+    PARTIAL(237, "mbind", SysMbind, "one memory node: the range, mode, flags and nodemask are checked as Linux (EINVAL, EFAULT for holes, EPERM for MPOL_MF_MOVE_ALL) but the range's policy is not recorded", Arg::kPtr, Arg::kUint, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
+    FULL(238, "set_mempolicy", SysSetMempolicy, Arg::kInt, Arg::kPtr, Arg::kUint),
+    PARTIAL(239, "get_mempolicy", SysGetMempolicy, "the thread's policy as set; MPOL_F_ADDR reports the default policy (mbind's are not recorded); one memory node", Arg::kPtr, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kHex),
     PARTIAL(240, "mq_open", SysMqOpen, "one namespace per sandbox; no /dev/mqueue mount (queues are reached by name only); RLIMIT_MSGQUEUE not enforced", Arg::kStr, Arg::kHex, Arg::kOct, Arg::kPtr),
     PARTIAL(241, "mq_unlink", SysMqUnlink, "no permission check: the caller may remove any queue", Arg::kStr),
     FULL(242, "mq_timedsend", SysMqTimedsend, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kUint, Arg::kPtr),
@@ -629,17 +637,17 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(321, "bpf", ""),
     FULL(322, "execveat", SysExecveat, Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     UNIMPL(323, "userfaultfd", ""),
-    PARTIAL(324, "membarrier", SysMembarrier, "Linux 6.1's commands and errnos (no GET_REGISTRATIONS); every barrier is the host's MEMBARRIER_CMD_GLOBAL (all CPUs, RSEQ has nothing to restart)", Arg::kInt, Arg::kHex, Arg::kInt),
+    PARTIAL(324, "membarrier", SysMembarrier, "Linux 6.1's commands and errnos (no GET_REGISTRATIONS); every barrier is the host's MEMBARRIER_CMD_GLOBAL (all CPUs); the RSEQ barrier does not restart other threads' rseq critical sections", Arg::kInt, Arg::kHex, Arg::kInt),
     PARTIAL(325, "mlock2", SysMlock2, "MLOCK_ONFAULT; locks are recorded in the VMAs and accounted as Linux (VmLck, RLIMIT_MEMLOCK with ENOMEM/EPERM/EAGAIN, ENOMEM for holes, not inherited by fork) but host memory is neither locked nor pre-faulted", Arg::kPtr, Arg::kUint, Arg::kHex),
     FULL(326, "copy_file_range", SysCopyFileRange, Arg::kFd, Arg::kPtr, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
     PARTIAL(327, "preadv2", SysPreadv2, "offset -1 and RWF_HIPRI/DSYNC/SYNC/NOWAIT/APPEND (Linux 6.1's); RWF_NOWAIT fails only pollable files that are not ready; later flags: EOPNOTSUPP", Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt, Arg::kInt, Arg::kHex),
     PARTIAL(328, "pwritev2", SysPwritev2, "as preadv2; RWF_APPEND writes at the end of regular files; RWF_DSYNC/SYNC sync after the write", Arg::kFd, Arg::kPtr, Arg::kInt, Arg::kInt, Arg::kInt, Arg::kHex),
-    UNIMPL(329, "pkey_mprotect", ""),
-    UNIMPL(330, "pkey_alloc", ""),
-    UNIMPL(331, "pkey_free", ""),
+    PARTIAL(329, "pkey_mprotect", SysPkeyMprotect, "as Linux on a CPU without protection keys, like this host: EINVAL for every key (pkey_mprotect with -1 is mprotect); keys are not emulated", Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kInt),
+    PARTIAL(330, "pkey_alloc", SysPkeyAlloc, "as Linux on a CPU without protection keys, like this host: EINVAL for every key (pkey_mprotect with -1 is mprotect); keys are not emulated", Arg::kHex, Arg::kHex),
+    PARTIAL(331, "pkey_free", SysPkeyFree, "as Linux on a CPU without protection keys, like this host: EINVAL for every key (pkey_mprotect with -1 is mprotect); keys are not emulated", Arg::kInt),
     FULL(332, "statx", SysStatx, Arg::kFd, Arg::kStr, Arg::kHex, Arg::kHex, Arg::kPtr),
     FULL(333, "io_pgetevents", SysIoPgetevents, Arg::kHex, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kPtr),
-    UNIMPL(334, "rseq", ""),
+    PARTIAL(334, "rseq", SysRseq, "Linux 6.1's rules and errnos (32-byte area); registered with the host kernel on the guest's host thread, which keeps cpu_id current and restarts critical sections on preemption and migration; the Sentry restarts them on signal delivery; membarrier's RSEQ barrier does not restart other threads' sections", Arg::kPtr, Arg::kUint, Arg::kHex, Arg::kHex),
     PARTIAL(424, "pidfd_send_signal", SysPidfdSendSignal, "siginfo rules and PIDFD_SIGNAL_* flags as Linux; a /proc/PID directory fd is not taken as a pidfd (EBADF)", Arg::kFd, Arg::kSig, Arg::kPtr, Arg::kHex),
     UNIMPL(425, "io_uring_setup", ""),
     UNIMPL(426, "io_uring_enter", ""),
@@ -666,7 +674,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(447, "memfd_secret", ""),
     UNIMPL(448, "process_mrelease", ""),
     UNIMPL(449, "futex_waitv", ""),
-    UNIMPL(450, "set_mempolicy_home_node", ""),
+    PARTIAL(450, "set_mempolicy_home_node", SysSetMempolicyHomeNode, "checks as Linux; there are no per-range policies to change", Arg::kPtr, Arg::kUint, Arg::kUint, Arg::kHex),
 };
 
 #undef FULL

@@ -93,6 +93,13 @@ Result<int64_t> PtraceContext::StubSyscall(uint64_t nr, uint64_t a0, uint64_t a1
   return r;
 }
 
+Result<void> PtraceContext::HostRseq(uint64_t area, uint32_t len, int flags, uint32_t sig) {
+  // The stub is the guest thread's host thread, and it has no filter: inject the call there.
+  int64_t r = SENTRY_TRY(StubSyscall(SYS_rseq, area, len, static_cast<uint64_t>(flags), sig));
+  if (r < 0) return Errno(static_cast<int>(-r));
+  return Ok();
+}
+
 Result<int> PtraceContext::LendFd(int host_fd) {
   if (dead_) return Errno(ESRCH);
   return as_->LendFd(*this, host_fd);

@@ -29,6 +29,7 @@ class PtraceContext final : public Context, public StubInjector {
   Result<int> ForkAddressSpace() override;
   std::shared_ptr<AddressSpace> address_space() override;
   void Kill() override;
+  Result<void> HostRseq(uint64_t area, uint32_t len, int flags, uint32_t sig) override;
   int host_tid() const override { return tid_; }
 
   Result<int64_t> StubSyscall(uint64_t nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0,

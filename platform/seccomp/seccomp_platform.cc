@@ -392,7 +392,10 @@ bool SeccompContext::Respond(uint64_t rax) {
   struct seccomp_notif_resp resp {};
   resp.id = notif_id_;
   int64_t v = static_cast<int64_t>(rax);
-  if (v < 0 && v > -4096) {
+  if (continue_pending_) {
+    continue_pending_ = false;
+    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  } else if (v < 0 && v > -4096) {
     resp.error = static_cast<int32_t>(v);
   } else {
     resp.val = v;
@@ -469,6 +472,8 @@ Trap SeccompContext::TakeNotification(const struct seccomp_notif& req, Registers
   regs.r9 = req.data.args[5];
   regs.rip = notif_rip_;
   regs.rax = static_cast<uint64_t>(-ENOSYS);
+  for (int i = 0; i < 6; i++) notif_args_[i] = req.data.args[i];
+  continue_pending_ = false;
   if (NeedsAllRegisters(notif_nr_) && !SyncRegisters(regs).ok()) return Dead();
   Trap trap;
   trap.kind = Trap::Kind::kSyscall;
@@ -527,7 +532,84 @@ bool SeccompContext::StopForRegisters() {
   in_notif_ = false;
   stopped_ = true;
   merge_pending_ = true;
+  if (continue_pending_) {
+    // The stop cancelled the notification HostRseq wanted the host to run: run it now.
+    continue_pending_ = false;
+    Result<int64_t> r = SyscallInGuestStub(continue_call_);
+    if (!r.ok()) return false;
+  }
   return true;
+}
+
+Result<void> SeccompContext::HostRseq(uint64_t area, uint32_t len, int flags, uint32_t sig) {
+  if (dead_) return Errno(ESRCH);
+  const uint64_t call[7] = {SYS_rseq, area, len, static_cast<uint32_t>(flags), sig, 0, 0};
+  if (in_notif_ && notif_nr_ == SYS_rseq && notif_args_[0] == area &&
+      static_cast<uint32_t>(notif_args_[1]) == len &&
+      static_cast<int>(notif_args_[2]) == flags && static_cast<uint32_t>(notif_args_[3]) == sig) {
+    // The guest's own call: answering its notification with CONTINUE costs nothing extra.
+    continue_pending_ = true;
+    memcpy(continue_call_, call, sizeof(call));
+    return Ok();
+  }
+  if (in_notif_ && !StopForRegisters()) return Errno(ESRCH);
+  int64_t r = SENTRY_TRY(SyscallInGuestStub(call));
+  if (r < 0) return Errno(static_cast<int>(-r));
+  return Ok();
+}
+
+Result<int64_t> SeccompContext::SyscallInGuestStub(const uint64_t (&call)[7]) {
+  Registers saved;
+  if (ptrace(PTRACE_GETREGS, guest_, 0, &saved) != 0) return Errno(ESRCH);
+  Registers r = saved;
+  r.rip = Layout::kStubInject;
+  r.rax = call[0];
+  r.orig_rax = ~0ull;
+  r.rdi = call[1], r.rsi = call[2], r.rdx = call[3], r.r10 = call[4], r.r8 = call[5];
+  r.r9 = call[6];
+  if (ptrace(PTRACE_SETREGS, guest_, 0, &r) != 0 || ptrace(PTRACE_CONT, guest_, 0, 0) != 0) {
+    return Errno(ESRCH);
+  }
+  // The next events: the notification of the injected syscall, which is let through, then
+  // the int3 after it. A stop left pending (PTRACE_INTERRUPT) may come first and cancel the
+  // notification; the stub is resumed and makes the syscall again.
+  bool let_through = false;
+  for (;;) {
+    if (!let_through) {
+      struct pollfd fds[2] = {{listener_, POLLIN, 0}, {pidfd_, POLLIN, 0}};
+      if (poll(fds, 2, kStopPollMs) > 0 && (fds[0].revents & POLLIN)) {
+        struct seccomp_notif req;
+        memset(&req, 0, sizeof(req));
+        if (ioctl(listener_, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) {
+          struct seccomp_notif_resp resp {};
+          resp.id = req.id;
+          if (req.data.instruction_pointer == Layout::kStubInject + 2 &&
+              static_cast<uint64_t>(req.data.nr) == call[0]) {
+            resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+            let_through = true;
+          } else {
+            resp.error = -ENOSYS;  // cannot happen: the stub runs only the injected call
+          }
+          (void)ioctl(listener_, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+        }
+      }
+    }
+    int status = WaitFor(guest_, !let_through);
+    if (status == kNoChange) continue;
+    if (IsDeath(status)) {
+      dead_ = guest_reaped_ = true;
+      return Errno(ESRCH);
+    }
+    if (ptrace(PTRACE_GETREGS, guest_, 0, &r) != 0) return Errno(ESRCH);
+    if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0 &&
+        r.rip == Layout::kStubInject + 3) {
+      break;
+    }
+    if (ptrace(PTRACE_CONT, guest_, 0, 0) != 0) return Errno(ESRCH);
+    let_through = false;
+  }
+  if (ptrace(PTRACE_SETREGS, guest_, 0, &saved) != 0) return Errno(ESRCH);
+  return static_cast<int64_t>(r.rax);
 }
 
 void SeccompContext::MergeHostRegisters(Registers& regs) {

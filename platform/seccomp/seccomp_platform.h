@@ -43,6 +43,7 @@ class SeccompContext final : public Context, public StubInjector {
   std::shared_ptr<AddressSpace> address_space() override;
   void Kill() override;
   void OnHostDeath(std::function<void()> fn) override;
+  Result<void> HostRseq(uint64_t area, uint32_t len, int flags, uint32_t sig) override;
   int host_tid() const override { return guest_; }
   // The injector's time is the guest's too: it runs the guest's mmap, munmap, mprotect, ...
   std::vector<int> cpu_pids() const override { return {guest_, injector_}; }
@@ -56,8 +57,13 @@ class SeccompContext final : public Context, public StubInjector {
  private:
   // Pins the guest stub, the injector and this thread to one CPU, chosen anew now and then.
   void PlaceOnCpu();
-  // Answers the pending notification with `rax` as the syscall's result.
+  // Answers the pending notification with `rax` as the syscall's result, or, if
+  // continue_pending_, lets the host run it.
   bool Respond(uint64_t rax);
+  // Runs host syscall `call` (nr, then the arguments) in the guest stub itself, which must be
+  // in a ptrace stop: its filter makes it a notification, answered with CONTINUE. Returns the
+  // host's result.
+  Result<int64_t> SyscallInGuestStub(const uint64_t (&call)[7]);
   // Takes the guest stub from a pending notification to a ptrace stop (cancelling the
   // notification); its full registers are then in host_regs_.
   bool StopForRegisters();
@@ -89,6 +95,11 @@ class SeccompContext final : public Context, public StubInjector {
   uint64_t notif_id_ = 0;
   uint64_t notif_nr_ = 0;
   uint64_t notif_rip_ = 0;
+  uint64_t notif_args_[6] = {};
+  // HostRseq asked that the pending notification run on the host: answered with CONTINUE by
+  // Switch, or, if a stop cancels it first, injected by StopForRegisters (continue_call_).
+  bool continue_pending_ = false;
+  uint64_t continue_call_[7] = {};
   Registers host_regs_{};
   // This context's slot in the table of waiters that kicks reach (seccomp_platform.cc), or
   // -1 if the table was full: Wait() then polls the fds above instead.

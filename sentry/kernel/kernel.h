@@ -28,6 +28,7 @@
 #include "sentry/kernel/cputime.h"
 #include "sentry/kernel/credentials.h"
 #include "sentry/kernel/ipc.h"
+#include "sentry/kernel/rseq.h"
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/timers.h"
 #include "sentry/mm/memory_manager.h"
@@ -178,6 +179,13 @@ struct RestartBlock {
   uint64_t rem_addr = 0;
 };
 
+// A thread's memory policy (set_mempolicy): mode, mode flags and the nodemask as given.
+struct MemPolicy {
+  int mode = 0;  // MPOL_DEFAULT
+  int flags = 0;
+  uint64_t user_nodes = 0;
+};
+
 class Task final : public Blocker {
  public:
   Task(Kernel& k, int tid);
@@ -264,6 +272,7 @@ class Task final : public Blocker {
   uint64_t clear_child_tid_ = 0;
   uint64_t robust_list_ = 0;
   uint64_t robust_list_len_ = 0;
+  RseqRegistration rseq_;  // rseq.h
   RestartBlock restart_;
   std::optional<abi::SigSet> saved_mask_;  // restored after a handler runs (sigsuspend)
   std::shared_ptr<VforkDone> vfork_done_;  // set in a vfork child until it execs or exits
@@ -283,6 +292,7 @@ class Task final : public Blocker {
   int pdeathsig_ = 0;
   SchedState sched_;                     // sched_*, nice, affinity, ioprio (sched.h)
   uint32_t personality_ = 0;             // personality(2): inherited over clone, kept by execve
+  MemPolicy mempolicy_;                  // set_mempolicy(2): inherited over clone, kept by execve
   absl::Time start_time_ = absl::Now();  // /proc/PID/stat starttime
   // Waits that blocked: /proc/PID/status voluntary_ctxt_switches (not guarded: atomic).
   std::atomic<uint64_t> nvcsw_{0};

@@ -178,6 +178,7 @@ static Result<void> SetupFrame(Task& t, const abi::SigInfo& info, const abi::KSi
                                abi::SigSet old_mask) {
   platform::Registers& r = t.regs_;
   SENTRY_TRY(t.ctx().SyncRegisters(r));
+  SENTRY_TRY(RseqOnSignalDelivery(t));
   uint64_t sp = r.rsp - 128;  // the red zone
   bool on_alt = t.altstack_.flags != abi::kSS_DISABLE && r.rsp > t.altstack_.sp &&
                 r.rsp <= t.altstack_.sp + t.altstack_.size;

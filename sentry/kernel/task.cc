@@ -192,6 +192,7 @@ Result<void> Task::Launch(std::shared_ptr<Task> self, int attach_handle,
     t->WatchHostDeath();
     t->AdoptContextCpu();
     if (fork) {
+      RseqAfterFork(*t);
       t->mm_->set_address_space(t->ctx_->address_space());
       // Published only now that it has its address space: other processes reach it through
       // tg.mm (/proc, process_vm_readv).

@@ -232,6 +232,7 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
   t.altstack_ = {0, abi::kSS_DISABLE, 0, 0};
   t.clear_child_tid_ = 0;
   t.robust_list_ = 0;
+  t.rseq_ = {};  // the new stub has no host registration either
   // comm is the name exec'd (a script's, not its interpreter's); /proc/PID/exe the file run.
   t.set_comm(execfn.substr(execfn.rfind('/') + 1));
   // The old mm goes after the lock is dropped: its shared memory segments hear of it.
