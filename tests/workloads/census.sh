@@ -17,6 +17,7 @@ trap 'rm -rf "$work"' EXIT
 
 scripts=()
 for name in bash_basic python python_mp gcc_make git tar find_grep coreutils timeout sysinfo \
+            everyday \
             network; do
   scripts+=("$dir/$name.sh")
 done
