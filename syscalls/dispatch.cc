@@ -11,6 +11,7 @@
 #include <bitset>
 #include <chrono>
 #include <cinttypes>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -155,7 +156,11 @@ int64_t Dispatch(kernel::Task& t) {
       pre.push_back(FormatArg(t, e->args[i], a.a[i], i < 5 ? a.a[i + 1] : 0));
   }
   int64_t ret;
-  if (e == nullptr || e->handler == nullptr) {
+  std::optional<int64_t> filtered;
+  if (t.seccomp_on_.load(std::memory_order_relaxed)) filtered = kernel::SeccompCheckSyscall(t);
+  if (filtered) {
+    ret = *filtered;  // the guest's seccomp filter decided; the syscall does not run
+  } else if (e == nullptr || e->handler == nullptr) {
     LogUnimplemented(nr, e);
     ret = -ENOSYS;
   } else {

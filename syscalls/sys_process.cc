@@ -149,6 +149,8 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     child->sched_ = t.sched_.ForChild();
     child->personality_ = t.personality_;
     child->mempolicy_ = t.mempolicy_;
+    child->seccomp_ = t.seccomp_;
+    child->seccomp_on_.store(t.seccomp_on_.load());
     k.Register(child);
   }
   child->set_comm(t.comm());
@@ -614,6 +616,12 @@ Result<uint64_t> SysPrctl(Task& t, int option, uint64_t a2, uint64_t a3, uint64_
       t.tg().creds.no_new_privs = true;
       return 0;
     }
+    case PR_GET_SECCOMP: {
+      absl::MutexLock l(&t.kernel().mu());
+      return static_cast<uint64_t>(std::max(t.seccomp_.mode, 0));
+    }
+    case PR_SET_SECCOMP:
+      return kernel::SeccompPrctlSet(t, a2, a3);
     case PR_GET_NO_NEW_PRIVS: {
       if (a2 || a3 || a4 || a5) return Errno(EINVAL);
       absl::MutexLock l(&t.kernel().mu());

@@ -287,6 +287,7 @@ Result<uint64_t> SysMlockall(Task& t, int flags);
 Result<uint64_t> SysMunlockall(Task& t);
 Result<uint64_t> SysMembarrier(Task& t, int cmd, unsigned flags, int cpu_id);
 Result<uint64_t> SysRseq(Task& t, uint64_t area, uint32_t len, int flags, uint32_t sig);
+Result<uint64_t> SysSeccomp(Task& t, unsigned op, unsigned flags, GuestAddr args);
 Result<uint64_t> SysSetMempolicy(Task& t, int mode, GuestAddr nmask, uint64_t maxnode);
 Result<uint64_t> SysGetMempolicy(Task& t, GuestAddr mode_addr, GuestAddr nmask, uint64_t maxnode, uint64_t addr, uint64_t flags);
 Result<uint64_t> SysMbind(Task& t, uint64_t start, uint64_t len, int mode, GuestAddr nmask, uint64_t maxnode, unsigned flags);
@@ -470,7 +471,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(154, "modify_ldt", ""),
     UNIMPL(155, "pivot_root", ""),
     UNIMPL(156, "_sysctl", ""),
-    PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE (per process; cleared by id changes as Linux's commit_creds, no core dumps either way), NO_NEW_PRIVS, CAPBSET_READ/DROP, CAP_AMBIENT, KEEPCAPS, SECUREBITS (Linux 6.1's four flags); other options EINVAL", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
+    PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE (per process; cleared by id changes as Linux's commit_creds, no core dumps either way), NO_NEW_PRIVS, GET/SET_SECCOMP (as seccomp(2)), CAPBSET_READ/DROP, CAP_AMBIENT, KEEPCAPS, SECUREBITS (Linux 6.1's four flags); other options EINVAL", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
     PARTIAL(158, "arch_prctl", SysArchPrctl, "ARCH_SET/GET_FS and _GS only", Arg::kHex, Arg::kPtr),
     UNIMPL(159, "adjtimex", ""),
     PARTIAL(160, "setrlimit", SysSetrlimit, "limits are recorded; RLIMIT_NOFILE and RLIMIT_NPROC are enforced", Arg::kInt, Arg::kPtr),
@@ -630,7 +631,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(314, "sched_setattr", SysSchedSetattr, "as sched_setscheduler; SCHED_DEADLINE parameters are checked and stored (no admission control); utilization clamps: EOPNOTSUPP", Arg::kInt, Arg::kPtr, Arg::kHex),
     FULL(315, "sched_getattr", SysSchedGetattr, Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kHex),
     PARTIAL(316, "renameat2", SysRenameat2, "RENAME_WHITEOUT unsupported; lower-layer directories: EXDEV", Arg::kFd, Arg::kStr, Arg::kFd, Arg::kStr, Arg::kHex),
-    UNIMPL(317, "seccomp", ""),
+    PARTIAL(317, "seccomp", SysSeccomp, "strict mode and classic BPF filters checked and run as Linux (all actions, their precedence, TSYNC, LOG; SIGSYS with SYS_SECCOMP for TRAP); no user notification (NEW_LISTENER and GET_NOTIF_SIZES are EINVAL, USER_NOTIF is not available); TRACE finds no tracer (ENOSYS)", Arg::kInt, Arg::kHex, Arg::kPtr),
     FULL(318, "getrandom", SysGetrandom, Arg::kPtr, Arg::kUint, Arg::kHex),
     PARTIAL(319, "memfd_create", SysMemfdCreate, "tmpfs-backed: MAP_SHARED writable mappings are refused (EACCES); MFD_HUGETLB: EINVAL", Arg::kStr, Arg::kHex),
     UNIMPL(320, "kexec_file_load", ""),

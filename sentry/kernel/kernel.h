@@ -30,6 +30,7 @@
 #include "sentry/kernel/ipc.h"
 #include "sentry/kernel/rseq.h"
 #include "sentry/kernel/sched.h"
+#include "sentry/kernel/seccomp.h"
 #include "sentry/kernel/timers.h"
 #include "sentry/mm/memory_manager.h"
 #include "netstack/stack.h"
@@ -236,6 +237,10 @@ class Task final : public Blocker {
   // A NULL-terminated array of string pointers (argv, envp).
   Result<std::vector<std::string>> CopyInStringArray(GuestAddr addr);
 
+  // Queues `info` so that it is delivered even if blocked or ignored (a fault, a seccomp
+  // SIGSYS); with `reset_handler`, also if caught: the default action runs.
+  void ForceSignal(const abi::SigInfo& info, bool reset_handler);
+
   // The run loop: runs on the task's own host thread until the task exits.
   void Run();
   // Starts the host thread of new task `self`, which takes over the context CloneThread or
@@ -291,6 +296,8 @@ class Task final : public Blocker {
   bool exec_kill_ = false;      // another thread of the group is exec'ing: leave quietly
   int pdeathsig_ = 0;
   SchedState sched_;                     // sched_*, nice, affinity, ioprio (sched.h)
+  SeccompState seccomp_;                 // seccomp.h; inherited over clone, kept by execve
+  std::atomic<bool> seccomp_on_{false};  // seccomp_.mode != 0, read without the lock
   uint32_t personality_ = 0;             // personality(2): inherited over clone, kept by execve
   MemPolicy mempolicy_;                  // set_mempolicy(2): inherited over clone, kept by execve
   absl::Time start_time_ = absl::Now();  // /proc/PID/stat starttime

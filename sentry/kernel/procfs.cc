@@ -179,14 +179,14 @@ std::string ProcFs::Status(Proc& p) {
       "CoreDumping:\t0\nTHP_enabled:\t1\nuntag_mask:\t0xffffffffffffffff\nThreads:\t%d\n"
       "SigQ:\t%d/%d\nSigPnd:\t%016x\nShdPnd:\t%016x\nSigBlk:\t%016x\nSigIgn:\t%016x\n"
       "SigCgt:\t%016x\nCapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\n"
-      // The guest cannot install seccomp filters (seccomp(2) is ENOSYS): mode 0.
-      "CapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t0\n"
-      "Seccomp_filters:\t0\nCpus_allowed:\t%s\nCpus_allowed_list:\t%s\n"
+      "CapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t%d\n"
+      "Seccomp_filters:\t%d\nCpus_allowed:\t%s\nCpus_allowed_list:\t%s\n"
       "Mems_allowed:\t%s00000001\nMems_allowed_list:\t0\n"
       "voluntary_ctxt_switches:\t%d\nnonvoluntary_ctxt_switches:\t0\n",
       std::max<size_t>(tg.tasks.size(), 1), tg.pending.queue.size(),
       tg.rlimits[RLIMIT_SIGPENDING].cur, pnd, tg.pending.set, blk, ign, cgt, c.cap_inheritable,
       c.cap_permitted, c.cap_effective, c.cap_bounding, c.cap_ambient, c.no_new_privs ? 1 : 0,
+      p.task ? std::max(p.task->seccomp_.mode, 0) : 0, p.task ? p.task->seccomp_.count() : 0,
       CpuMaskHex(sched.affinity, Cpus().nr_cpu_ids), CpuList(sched.affinity),
       [] {
         std::string s;

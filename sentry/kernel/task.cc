@@ -288,13 +288,15 @@ void Task::HandleSyscall() {
   HandleSignals(!sigreturn, ret);
 }
 
-void Task::HandleFault(const abi::SigInfo& info) {
+void Task::HandleFault(const abi::SigInfo& info) { ForceSignal(info, false); }
+
+void Task::ForceSignal(const abi::SigInfo& info, bool reset_handler) {
   // A fault the guest cannot survive if the signal is blocked or ignored: like Linux's
   // force_sig_info, unblock it and reset an ignoring handler to the default.
   absl::MutexLock l(&k_.mu());
   int sig = info.signo;
   abi::KSigAction& act = tg_->handlers->actions[sig - 1];
-  if ((mask_ & abi::SigBit(sig)) || act.handler == abi::kSigIgn) {
+  if (reset_handler || (mask_ & abi::SigBit(sig)) || act.handler == abi::kSigIgn) {
     mask_ &= ~abi::SigBit(sig);
     act.handler = abi::kSigDfl;
   }
