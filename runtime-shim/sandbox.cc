@@ -22,6 +22,7 @@
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
 #include "vfs/overlay.h"
+#include "runtime-shim/terminal.h"
 #include "vfs/tty.h"
 
 namespace sentry::shim {
@@ -237,8 +238,18 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
              "LANG=C.UTF-8"};
   if (const char* term = getenv("TERM")) so.envp.push_back(std::string("TERM=") + term);
   for (const auto& e : opts.env) so.envp.push_back(e);
+  std::unique_ptr<TerminalRelay> terminal;
+  if (opts.tty) {
+    auto t = TerminalRelay::StartIfTerminal(k.vfs());
+    if (!t.ok()) return t.status();
+    terminal = std::move(*t);
+  }
   const char* names[] = {"stdin", "stdout", "stderr"};
   for (int i = 0; i < 3; i++) {
+    if (terminal && isatty(i)) {
+      so.stdio.push_back(terminal->slave());
+      continue;
+    }
     int hfd = fcntl(i, F_DUPFD_CLOEXEC, 10);
     if (hfd < 0) {
       hfd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -247,8 +258,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     if (fl < 0) fl = O_RDWR;
     so.stdio.push_back(vfs::NewHostStreamFile(hfd, fl & (O_ACCMODE | O_APPEND), names[i]));
   }
+  // init is PID 1, the leader of its own session and process group.
+  if (terminal) terminal->AttachSession(1, 1);
   signal(SIGPIPE, SIG_IGN);
   auto status = k.Run(so);
+  if (terminal) terminal->Finish();
   bool gofer_died = client->dead();
   // Files still cached by the kernel release their handles after this point: not a death.
   client->set_on_death(nullptr);

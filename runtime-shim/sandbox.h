@@ -38,6 +38,10 @@ struct SandboxOptions {
   bool net_host = false;
   std::vector<netstack::NetRule> allow_net;
   std::vector<netstack::NetRule> deny_net;
+  // --tty=auto: when sentry-run's stdin is a terminal, the guest gets a pty of its own as its
+  // controlling terminal, relayed to the caller's (runtime-shim/terminal.h); never: the
+  // caller's fds as they are.
+  bool tty = true;
 };
 
 // Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.

@@ -1,5 +1,6 @@
 // sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... [--submounts=auto|none]
-//            [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]... -- PROGRAM ARGS...
+//            [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]... [--tty=auto|never]
+//            -- PROGRAM ARGS...
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,7 +19,7 @@ void Usage(FILE* out) {
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
       "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
-      "                  -- PROGRAM [ARGS...]\n"
+      "                  [--tty=auto|never] -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
       "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
       "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
@@ -37,7 +38,11 @@ void Usage(FILE* out) {
       "(example.com, *.example.com), an IP or CIDR (10.0.0.0/8, [2001:db8::/32]), optionally\n"
       "with :PORT or :PORT-PORT. Deny rules win; with no --allow-net every public address\n"
       "is allowed; private, link-local and loopback ranges need a CIDR rule. The Sentry\n"
-      "answers the guest's DNS: names no rule allows do not resolve. See docs/network.md.\n");
+      "answers the guest's DNS: names no rule allows do not resolve. See docs/network.md.\n"
+      "--tty=auto (the default): when stdin is a terminal, the guest gets a terminal of its\n"
+      "own (a pty of the sandbox, its controlling terminal, with job control, ^C and window\n"
+      "size) relayed to yours, which stays in raw mode until the guest exits; never: the\n"
+      "guest gets your fds as they are.\n");
 }
 
 }  // namespace
@@ -110,6 +115,13 @@ int main(int argc, char** argv) {
         return 2;
       }
       opts.max_tasks = n;
+    } else if (const char* v = value("--tty")) {
+      std::string mode = v;
+      if (mode != "auto" && mode != "never") {
+        fprintf(stderr, "sentry-run: --tty must be auto or never, got \"%s\"\n", v);
+        return 2;
+      }
+      opts.tty = mode == "auto";
     } else if (const char* v = value("--submounts")) {
       auto sm = sentry::gofer::ParseSubmounts(v);
       if (!sm) {

@@ -507,6 +507,15 @@ Result<void> Tty::MakeControlling(bool steal) {
   return Ok();
 }
 
+void Tty::AttachSession(int sid, int pgrp) {
+  {
+    absl::MutexLock l(&mu_);
+    session_ = sid;
+    fg_pgrp_ = pgrp;
+  }
+  SetControlling(sid, shared_from_this());
+}
+
 Result<void> Tty::GiveUpControlling() {
   if (g_host == nullptr) return Errno(ENOTTY);
   int sid = g_host->CallerSid();

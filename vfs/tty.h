@@ -97,6 +97,9 @@ class Tty : public std::enable_shared_from_this<Tty> {
   Result<int> GetSession();
   // TIOCSCTTY: the caller's session takes this as its controlling terminal.
   Result<void> MakeControlling(bool steal);
+  // Makes this the controlling terminal of session `sid` with `pgrp` in the foreground, for a
+  // session made outside any guest call (sentry-run's init on the caller's terminal).
+  void AttachSession(int sid, int pgrp);
   // TIOCNOTTY: the caller's session gives it up (the leader's foreground group gets SIGHUP).
   Result<void> GiveUpControlling();
   // TCFLSH: 0 input, 1 output, 2 both.

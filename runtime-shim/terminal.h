@@ -1,0 +1,56 @@
+// sentry-run on a terminal. The guest gets a pseudo-terminal of the Sentry's own devpts as
+// its controlling terminal (init's session, init's group in the foreground) for those of its
+// fds 0-2 that are the caller's terminal, and sentry-run relays bytes between that pty's
+// master and the caller's terminal, which it keeps in raw mode meanwhile. So the guest's line
+// discipline does what a terminal's does: echo, line editing, ^C and ^Z to the foreground
+// job, job control, window size (SIGWINCH) — and the host terminal is never handed to guest
+// code (no TIOCSTI on it, no ioctl at all).
+#pragma once
+
+#include <termios.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "vfs/tty.h"
+#include "vfs/vfs.h"
+
+namespace sentry::shim {
+
+class TerminalRelay {
+ public:
+  // Starts relaying if fd 0 is a terminal and sentry-run is in its foreground process
+  // group; null (and nothing changed) otherwise.
+  // The guest's end is opened as /dev/pts/N of `vfs` (so that ttyname finds it).
+  static absl::StatusOr<std::unique_ptr<TerminalRelay>> StartIfTerminal(vfs::Vfs& vfs);
+  ~TerminalRelay();
+
+  // The guest's end, for each of fds 0-2 that is the caller's terminal.
+  vfs::FileRef slave() const { return slave_; }
+  // Makes the pty the controlling terminal of session `sid` (init's) with `pgrp` in front.
+  void AttachSession(int sid, int pgrp) { tty_->AttachSession(sid, pgrp); }
+  // After the guest has exited: copies out what it wrote last, stops relaying and gives the
+  // caller's terminal its settings back. Also done by the destructor.
+  void Finish();
+
+ private:
+  TerminalRelay() = default;
+  void CopyOut();  // the master's output to the caller's terminal
+  void CopyIn();   // the caller's keystrokes (and window size changes) to the master
+
+  int in_fd_ = 0;
+  int out_fd_ = 1;
+  struct termios saved_ {};
+  vfs::FileRef master_, slave_;
+  vfs::TtyRef tty_;
+  int wake_[2] = {-1, -1};  // wakes CopyIn: 'q' to stop, 'w' for a window size change
+  std::atomic<bool> stop_{false};
+  class Blocker;
+  std::unique_ptr<Blocker> blocker_;
+  std::thread out_thread_, in_thread_;
+  bool finished_ = false;
+};
+
+}  // namespace sentry::shim
