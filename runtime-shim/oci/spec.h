@@ -1,0 +1,32 @@
+// Reading an OCI bundle's config.json into SandboxOptions, and the default config.json that
+// `sentry spec` writes.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "runtime-shim/sandbox.h"
+
+namespace sentry::oci {
+
+struct BundleSpec {
+  shim::SandboxOptions sandbox;
+  std::string rootfs;  // absolute host path of root.path
+  bool terminal = false;
+  std::map<std::string, std::string> annotations;
+  // What the config asks for that the Sentry does not provide or enforce (yet), one line
+  // each, for the --debug log.
+  std::vector<std::string> ignored;
+};
+
+// Reads BUNDLE/config.json. A missing required field or a field of the wrong type is an
+// error naming the field ("config.json: process.args: ...").
+absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle);
+
+// A config.json for `sentry spec`: sh in ./rootfs, like runc's default.
+nlohmann::json DefaultSpec();
+
+}  // namespace sentry::oci
