@@ -142,7 +142,12 @@ int Main(int argc, char** argv) {
   CLI::App* features = app.add_subcommand("features", "print what the runtime supports");
   features->callback([&] { result = Features(); });
 
-  for (const char* name : {"exec", "ps", "pause", "resume", "update", "events"}) {
+  CLI::App* ps = app.add_subcommand("ps", "list the container's host processes");
+  ps->add_option("container-id", id)->required();
+  ps->add_option("-f,--format", format, "table or json");
+  ps->callback([&] { result = Ps(g, id, format); });
+
+  for (const char* name : {"exec", "pause", "resume", "update", "events"}) {
     CLI::App* c = app.add_subcommand(name, std::string(name) + " (not implemented yet)");
     c->allow_extras();
     c->callback([&, name] {

@@ -7,6 +7,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -72,7 +75,60 @@ bool AwaitExit(const ContainerState& st) {
   return false;
 }
 
+// The live host processes of a sandbox: the sandbox process (the Sentry), the gofer and the
+// stubs that run guest code, all its descendants.
+std::vector<pid_t> SandboxProcesses(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  if (DIR* d = opendir("/proc")) {
+    while (struct dirent* e = readdir(d)) {
+      pid_t pid = atoi(e->d_name);
+      if (pid <= 0) continue;
+      std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
+      std::string line;
+      if (!std::getline(in, line) || line.rfind(')') == std::string::npos) continue;
+      char state = 0;
+      pid_t ppid = 0;
+      if (sscanf(line.c_str() + line.rfind(')') + 1, " %c %d", &state, &ppid) != 2) continue;
+      if (state != 'Z' && state != 'X') children[ppid].push_back(pid);
+    }
+    closedir(d);
+  }
+  std::vector<pid_t> out = {root};
+  for (size_t i = 0; i < out.size(); i++) {
+    for (pid_t c : children[out[i]]) out.push_back(c);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string Cmdline(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  std::replace(s.begin(), s.end(), '\0', ' ');
+  return s;
+}
+
 }  // namespace
+
+absl::Status Ps(const Globals& g, const std::string& id, const std::string& format) {
+  if (format != "table" && format != "json") {
+    return absl::InvalidArgumentError("ps --format: expected table or json, got \"" + format +
+                                      "\"");
+  }
+  SENTRY_ASSIGN_OR_RETURN(Container c, Container::Open(g.root, id));
+  if (c.CurrentStatus() == Status::kStopped) {
+    return absl::FailedPreconditionError("container " + id + " is not running");
+  }
+  std::vector<pid_t> pids = SandboxProcesses(c.state().pid);
+  if (format == "json") {
+    printf("%s\n", nlohmann::json(pids).dump().c_str());
+    return absl::OkStatus();
+  }
+  printf("%-8s %s\n", "PID", "CMD");
+  for (pid_t p : pids) printf("%-8d %s\n", p, Cmdline(p).c_str());
+  return absl::OkStatus();
+}
 
 absl::Status State(const Globals& g, const std::string& id) {
   SENTRY_ASSIGN_OR_RETURN(Container c, Container::Open(g.root, id));

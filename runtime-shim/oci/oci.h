@@ -50,6 +50,9 @@ absl::Status State(const Globals& g, const std::string& id);
 absl::Status List(const Globals& g, const std::string& format, bool quiet);
 absl::Status Kill(const Globals& g, const std::string& id, const std::string& signal, bool all);
 absl::Status Delete(const Globals& g, const std::string& id, bool force);
+// The host PIDs of the container's processes: the Sentry, the gofer and one stub per guest
+// process (all descendants of the sandbox process).
+absl::Status Ps(const Globals& g, const std::string& id, const std::string& format);
 absl::Status Spec(const std::string& bundle);
 absl::Status Features();
 

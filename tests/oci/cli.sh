@@ -164,6 +164,11 @@ expect_fail "delete of a running container" "running: stop it first" rt delete c
 rt list | grep -q "^c1 .*running" && pass "list" || fail "list: $(rt list)"
 rt list --format json | python3 -c 'import json,sys; assert json.load(sys.stdin)[0]["id"]=="c1"' &&
   pass "list --format json" || fail "list --format json"
+ps_json=$(rt ps --format json c1)
+python3 -c '
+import json,sys; p=json.loads(sys.argv[1]); assert int(sys.argv[2]) in p and len(p) >= 3, p' "$ps_json" "$pid" &&
+  pass "ps --format json: host PIDs $ps_json" || fail "ps: $ps_json"
+rt ps c1 | grep -q "sentry-stub" && pass "ps (table) shows the stubs" || fail "ps table: $(rt ps c1)"
 rt kill c1 SIGUSR1 && [[ $(reaped "$pid") == "exit 10" ]] && pass "kill by name SIGUSR1 -> exit 10" ||
   fail "kill SIGUSR1: $(reaped "$pid")"
 [[ $(status_of c1) == stopped ]] && pass "state: stopped" || fail "state: $(status_of c1)"

@@ -99,6 +99,8 @@ docker kill -s USR1 "$id" >/dev/null
 for _ in $(seq 50); do docker logs "$id" 2>/dev/null | grep -q got-usr1 && break; sleep 0.1; done
 docker logs "$id" | grep -q got-usr1 && pass "docker kill -s USR1 reaches the guest's trap" ||
   fail "USR1: $(docker logs "$id" 2>&1)"
+top=$(docker top "$id")
+grep -q sentry-stub <<<"$top" && pass "docker top shows host PIDs of the stubs" || fail "top: $top"
 # Every host process of the container: its shim (named by the id), and their descendants.
 descendants() {
   local pids
