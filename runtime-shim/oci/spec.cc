@@ -217,7 +217,12 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
   }
   spec.rootfs = real;
   o.rootfs = spec.rootfs;
-  if (readonly) spec.ignored.push_back("root.readonly is not enforced yet: the root is writable");
+  // Refused rather than ignored: whoever asks for a read-only root relies on it.
+  if (readonly) {
+    return absl::UnimplementedError(
+        "config.json: root.readonly: a read-only root is not supported yet (the guest's writes "
+        "go to an in-memory layer and never reach root.path)");
+  }
   o.argv = args;
   o.env = env;
   o.env_exact = true;
@@ -259,7 +264,7 @@ nlohmann::json DefaultSpec() {
                  "TERM=xterm"}},
         {"cwd", "/"},
         {"noNewPrivileges", true}}},
-      {"root", {{"path", "rootfs"}, {"readonly", true}}},
+      {"root", {{"path", "rootfs"}, {"readonly", false}}},
       {"hostname", "sentry"},
       {"mounts",
        {{{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},

@@ -132,6 +132,13 @@ c = json.load(open(sys.argv[1])); c["process"]["args"] = ["true"]; del c["root"]
 json.dump(c, open(sys.argv[1], "w"))
 PY
 expect_fail "missing root.path" "config.json: root.path is missing" rt create -b "$WORK/bad" bad2
+python3 - "$WORK/bad/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["root"] = {"path": "rootfs", "readonly": "yes"}
+json.dump(c, open(sys.argv[1], "w"))
+PY
+expect_fail "root.readonly of the wrong type" "config.json: root.readonly: expected true or false" \
+  rt create -b "$WORK/bad" bad4
 echo '{' > "$WORK/bad/config.json"
 expect_fail "config.json not JSON" "not valid JSON" rt create -b "$WORK/bad" bad3
 make_bundle noexe '["/nonexistent"]'

@@ -87,6 +87,9 @@ err=$("${RUN[@]}" $IMG /nonexistent 2>&1)
 rc=$?
 [[ $rc != 0 && $err == *'exec: "/nonexistent": stat /nonexistent: no such file or directory'* ]] &&
   pass "failing create: docker shows the runtime's error (rc=$rc)" || fail "missing exe: rc=$rc $err"
+err=$("${RUN[@]}" --read-only $IMG true 2>&1)
+[[ $? != 0 && $err == *"root.readonly: a read-only root is not supported yet"* ]] &&
+  pass "--read-only fails with a clear error (not built yet)" || fail "--read-only: $err"
 err=$("${RUN[@]}" -t $IMG true 2>&1)
 [[ $? != 0 && $err == *"terminal for the container is not supported yet"* ]] &&
   pass "run -t fails with a clear error (terminals not built yet)" || fail "-t: $err"
