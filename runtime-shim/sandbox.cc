@@ -330,6 +330,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (!status.ok()) return status.status();
   if (gofer_died) return absl::UnavailableError("the gofer died while the sandbox ran");
   int s = *status;
+  if (opts.wait_status != nullptr) *opts.wait_status = s;
   if (WIFSIGNALED(s)) return 128 + WTERMSIG(s);
   return WEXITSTATUS(s);
 }

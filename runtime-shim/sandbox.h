@@ -61,6 +61,9 @@ struct SandboxOptions {
   // (SIGTERM, SIGINT, SIGHUP, SIGUSR1, ...) are sent on to the guest init, as `kill` of an
   // OCI container expects. SIGKILL still ends the whole sandbox.
   bool forward_signals = false;
+  // If set, receives the guest init's wait status (RunSandbox's result cannot tell `exit 137`
+  // from death by SIGKILL).
+  int* wait_status = nullptr;
 };
 
 // Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.

@@ -28,21 +28,23 @@ Globals PrescanGlobals(int argc, char** argv) {
   return g;
 }
 
-// The first word that is not a global flag or its value: the command the caller meant.
-std::string CommandWord(int argc, char** argv) {
+// The index of the first word that is not a global flag or its value: the command the caller
+// meant (argc if there is none).
+int CommandIndex(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
-    if (a.empty() || a[0] != '-') return a;
+    if (a.empty() || a[0] != '-') return i;
     bool takes_value = a == "--root" || a == "--log" || a == "--log-format" || a == "--platform";
     if (takes_value) i++;
   }
-  return "";
+  return argc;
 }
 
 // CLI11's messages, made into one line naming the problem.
 std::string OneLine(const CLI::ParseError& e, const CLI::App& app, int argc, char** argv) {
   std::string msg = e.what();
-  std::string word = CommandWord(argc, argv);
+  int command = CommandIndex(argc, argv);
+  std::string word = command < argc ? argv[command] : "";
   auto known = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == word; });
   if (app.get_subcommands().empty() && !word.empty() && known.empty()) {
     return "unknown command \"" + word + "\" (see sentry --help)";
@@ -54,9 +56,10 @@ std::string OneLine(const CLI::ParseError& e, const CLI::App& app, int argc, cha
     std::string first = msg.substr(msg.find(':') + 1);
     first.erase(0, first.find_first_not_of(' '));
     first = first.substr(0, first.find(' '));
-    std::string where = app.get_subcommands().empty()
-                            ? std::string()
-                            : " for " + app.get_subcommands()[0]->get_name();
+    // Named after the command only if it came after it (before it, it was a global flag).
+    bool after = false;
+    for (int i = command + 1; i < argc; i++) after = after || first == argv[i];
+    std::string where = after ? " for " + word : "";
     if (!first.empty() && first[0] == '-') return "unknown flag " + first + where;
     return "unexpected argument \"" + first + "\"" + where;
   }

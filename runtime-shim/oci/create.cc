@@ -41,12 +41,12 @@ absl::Status WaitForStart(const std::string& fifo) {
   return absl::OkStatus();
 }
 
-// Ends this process the way the guest init ended: the same exit code, or death by the same
-// signal (without a core file), so that whoever waits for the sandbox process sees what a
-// runc container's init would show.
+// Ends this process the way the guest init ended (wait status `status`): the same exit code,
+// or death by the same signal (without a core file), so that whoever waits for the sandbox
+// process sees what a runc container's init would show.
 [[noreturn]] void ExitLikeGuest(int status) {
-  if (status > 128 && status < 128 + NSIG) {
-    int sig = status - 128;
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     signal(sig, SIG_DFL);
@@ -56,7 +56,7 @@ absl::Status WaitForStart(const std::string& fifo) {
     sigprocmask(SIG_UNBLOCK, &set, nullptr);
     raise(sig);
   }
-  _exit(status);
+  _exit(WEXITSTATUS(status));
 }
 
 // The child side of create: becomes the container's sandbox process.
@@ -78,8 +78,10 @@ absl::Status WaitForStart(const std::string& fifo) {
     return WaitForStart(fifo);
   };
   spec.sandbox.forward_signals = true;
+  int wait_status = 0;
+  spec.sandbox.wait_status = &wait_status;
   auto r = shim::RunSandbox(spec.sandbox);
-  if (r.ok()) ExitLikeGuest(*r);
+  if (r.ok()) ExitLikeGuest(wait_status);
   std::string msg = std::string(r.status().message());
   if (!waiting) {
     std::string out = "error: " + msg;

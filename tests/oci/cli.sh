@@ -96,8 +96,8 @@ import json,sys; c=json.load(open(sys.argv[1])); assert c["process"]["args"]==["
   "$WORK/specdir/config.json" && pass "spec" || fail "spec"
 expect_fail "spec over an existing config.json" "already exists" "$SENTRY" spec -b "$WORK/specdir"
 "$SENTRY" create --help | grep -q -- "--pid-file" && pass "create --help" || fail "create --help"
-expect_fail "unknown global flag" "unknown flag --bogus" rt --bogus list
-expect_fail "unknown subcommand flag" "bogus" rt list --bogus
+expect_fail "unknown global flag" "unknown flag --bogus$" rt --bogus list
+expect_fail "unknown subcommand flag" "unknown flag --bogus for list" rt list --bogus
 expect_fail "unknown command" 'unknown command "frobnicate"' rt frobnicate
 expect_fail "checkpoint" "not supported" rt checkpoint x
 expect_fail "restore" "not supported" rt restore x
@@ -196,6 +196,9 @@ make_bundle exit3 '["sh", "-c", "exit 3"]'
   fail "exit 3: $(run_and_reap e3b exit3)"
 [[ $(run_and_reap t15 b1 15) == "exit 9" ]] && pass "kill 15 (by number) reaches the guest's trap" ||
   fail "kill 15"
+make_bundle exit137 '["sh", "-c", "exit 137"]'
+[[ $(run_and_reap e137 exit137) == "exit 137" ]] && pass "exit 137 stays an exit, not a signal" ||
+  fail "exit 137: $(run_and_reap e137b exit137)"
 make_bundle sleeper '["sleep", "60"]'
 [[ $(run_and_reap k9 sleeper 9) == "signal 9" ]] && pass "kill 9: the reaper sees SIGKILL" ||
   fail "kill 9"
