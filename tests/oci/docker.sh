@@ -20,6 +20,11 @@ work=$(mktemp -d /tmp/sdock.XXXXXX)  # short: the sockets' paths live under it
 dockerd_pid=
 cleanup() {
   if [[ -n $dockerd_pid ]]; then
+    for t in $("${CTR[@]}" tasks ls -q 2>/dev/null); do
+      "${CTR[@]}" tasks kill -s SIGKILL "$t" >/dev/null 2>&1
+      "${CTR[@]}" tasks delete -f "$t" >/dev/null 2>&1
+    done
+    "${CTR[@]}" containers ls -q 2>/dev/null | xargs -r "${CTR[@]}" containers rm >/dev/null 2>&1
     # Containers first (their shims outlive dockerd otherwise), then the daemon.
     docker ps -aq 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1
     kill "$dockerd_pid" 2>/dev/null
@@ -32,6 +37,9 @@ cleanup() {
 }
 trap cleanup EXIT
 export DOCKER_HOST=unix://$work/docker.sock
+# containerd without Docker: ctr against the private dockerd's own containerd, in a namespace
+# of its own.
+CTR=(ctr --address "$work/exec/containerd/containerd.sock" -n sentry-test)
 cat >"$work/daemon.json" <<JSON
 {"runtimes": {"sentry": {"path": "$SENTRY"}}}
 JSON
@@ -138,6 +146,32 @@ docker rm -f "$id" >/dev/null && ! pgrep -f "$id" >/dev/null && pass "rm -f of a
   fail "rm -f running: $(pgrep -af "$id")"
 mounts=$(grep -c "$work/exec" /proc/self/mountinfo)
 echo "note: $mounts mounts of the private daemon's exec root remain (dockerd's own)"
+
+# containerd alone: ctr run --runc-binary, as a Kubernetes RuntimeClass handler would.
+if docker save $IMG | "${CTR[@]}" images import --snapshotter native - >/dev/null 2>&1; then
+  CIMG=docker.io/library/$IMG
+  out=$("${CTR[@]}" run --rm --snapshotter native --runc-binary "$SENTRY" $CIMG ctr1 \
+    sh -c 'echo hello-from-ctr; exit 7' 2>&1)
+  rc=$?
+  [[ $rc == 7 && $out == hello-from-ctr ]] && pass "ctr run: stdout, exit 7" ||
+    fail "ctr run: rc=$rc out=$out"
+  "${CTR[@]}" run -d --snapshotter native --runc-binary "$SENTRY" $CIMG ctr2 sleep 60 >/dev/null
+  pids=$("${CTR[@]}" tasks ps ctr2 2>/dev/null | awk 'NR > 1 {print $1}')
+  [[ $(wc -w <<<"$pids") -ge 3 ]] && pass "ctr tasks ps: $(wc -w <<<"$pids") host PIDs" ||
+    fail "ctr tasks ps: $pids"
+  "${CTR[@]}" tasks kill -s SIGKILL ctr2
+  for _ in $(seq 50); do
+    "${CTR[@]}" tasks ls 2>/dev/null | grep -q "ctr2.*STOPPED" && break
+    sleep 0.1
+  done
+  "${CTR[@]}" tasks delete ctr2 >/dev/null && "${CTR[@]}" containers rm ctr2 &&
+    pass "ctr tasks kill, delete" || fail "ctr kill/delete: $("${CTR[@]}" tasks ls 2>&1)"
+  left=""
+  for p in $pids; do [[ -d /proc/$p ]] && grep -qv "^[^)]*) Z" "/proc/$p/stat" && left+=" $p"; done
+  [[ -z $left ]] && pass "ctr: no process left" || fail "ctr left:$left"
+else
+  echo "note: ctr image import failed; the ctr checks were not run"
+fi
 
 # Start-up time, reported only: median of 5 runs of `docker run --rm IMG true`.
 median() {
