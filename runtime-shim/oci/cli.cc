@@ -150,6 +150,14 @@ int Main(int argc, char** argv) {
   ps->add_option("-f,--format", format, "table or json");
   ps->callback([&] { result = Ps(g, id, format); });
 
+  std::string daemon_json = "/etc/docker/daemon.json", runtime_name = "sentry";
+  std::vector<std::string> runtime_args;
+  CLI::App* install = app.add_subcommand("install", "register sentry in Docker's daemon.json");
+  install->add_option("--config", daemon_json, "daemon.json to edit")->capture_default_str();
+  install->add_option("--runtime", runtime_name, "the runtime's name")->capture_default_str();
+  install->add_option("--runtime-arg", runtime_args, "a global flag Docker passes (repeatable)");
+  install->callback([&] { result = Install(daemon_json, runtime_name, runtime_args); });
+
   for (const char* name : {"exec", "pause", "resume", "update", "events"}) {
     CLI::App* c = app.add_subcommand(name, std::string(name) + " (not implemented yet)");
     c->allow_extras();

@@ -55,6 +55,9 @@ absl::Status Delete(const Globals& g, const std::string& id, bool force);
 absl::Status Ps(const Globals& g, const std::string& id, const std::string& format);
 absl::Status Spec(const std::string& bundle);
 absl::Status Features();
+// Adds (or replaces) runtimes.RUNTIME in Docker's daemon.json, pointing at this binary.
+absl::Status Install(const std::string& config, const std::string& runtime,
+                     const std::vector<std::string>& runtime_args);
 
 // The CLI: parses argv (global flags, then a subcommand) and returns the exit code.
 int Main(int argc, char** argv);

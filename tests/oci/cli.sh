@@ -95,6 +95,17 @@ mkdir -p "$WORK/specdir"
 import json,sys; c=json.load(open(sys.argv[1])); assert c["process"]["args"]==["sh"], c' \
   "$WORK/specdir/config.json" && pass "spec" || fail "spec"
 expect_fail "spec over an existing config.json" "already exists" "$SENTRY" spec -b "$WORK/specdir"
+echo '{"storage-driver": "vfs", "runtimes": {"other": {"path": "/x"}}}' >"$WORK/daemon.json"
+"$SENTRY" install --config "$WORK/daemon.json" --runtime-arg=--platform=ptrace >/dev/null &&
+  python3 -c '
+import json,sys; d=json.load(open(sys.argv[1])); r=d["runtimes"]
+assert d["storage-driver"]=="vfs" and r["other"]=={"path":"/x"}, d
+assert r["sentry"]["path"]==sys.argv[2] and r["sentry"]["runtimeArgs"]==["--platform=ptrace"], d
+' "$WORK/daemon.json" "$(realpath "$SENTRY")" && pass "install keeps daemon.json and adds sentry" ||
+  fail "install: $(cat "$WORK/daemon.json")"
+echo '[1]' >"$WORK/bad-daemon.json"
+expect_fail "install into a non-object daemon.json" "not a JSON object; not changed" \
+  "$SENTRY" install --config "$WORK/bad-daemon.json"
 "$SENTRY" create --help | grep -q -- "--pid-file" && pass "create --help" || fail "create --help"
 expect_fail "unknown global flag" "unknown flag --bogus$" rt --bogus list
 expect_fail "unknown subcommand flag" "unknown flag --bogus for list" rt list --bogus
@@ -148,7 +159,11 @@ expect_fail "missing executable" 'exec: "/nonexistent": stat /nonexistent: no su
 
 # --- created -> running -> stopped, kill by name, start twice, delete while running ---
 make_bundle b1 '["sh", "-c", "trap \"exit 9\" TERM; trap \"exit 10\" USR1; echo \"started $FOO $(pwd) $(hostname)\"; while :; do sleep 0.1; done"]'
-rt create --bundle "$WORK/b1" --pid-file "$WORK/b1.pid" c1 >"$WORK/c1.out" 2>&1
+rt --debug --log "$WORK/debug.log" create --bundle "$WORK/b1" --pid-file "$WORK/b1.pid" c1 \
+  >"$WORK/c1.out" 2>&1
+grep -q "level=debug msg=\"mount of type cgroup at /sys/fs/cgroup is not supported: skipped\"" \
+  "$WORK/debug.log" && pass "--debug logs what config.json asks for and is not applied" ||
+  fail "debug log: $(cat "$WORK/debug.log")"
 pid=$(cat "$WORK/b1.pid" 2>/dev/null)
 [[ -n $pid ]] && kill -0 "$pid" && pass "create wrote the pid file ($pid)" || fail "pid file"
 st=$(rt state c1)
