@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -11,7 +12,9 @@
 #include <climits>
 #include <cstring>
 
+#include "nlohmann/json.hpp"
 #include "runtime-shim/oci/container.h"
+#include "runtime-shim/oci/hooks.h"
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/oci/spec.h"
 #include "sentry/base/status.h"
@@ -59,6 +62,28 @@ absl::Status WaitForStart(const std::string& fifo) {
   _exit(WEXITSTATUS(status));
 }
 
+// Reports a set-up failure to `create` and ends the sandbox process.
+[[noreturn]] void SetupFailed(const std::string& msg) {
+  std::string out = "error: " + msg;
+  (void)!write(kReadyFd, out.data(), out.size());
+  _exit(126);
+}
+
+// The sandbox process's host network namespace (BundleSpec::netns_path). Without the
+// privilege to make one (rootless), it stays in the caller's.
+void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
+  if (!spec.netns_path.empty()) {
+    int fd = open(spec.netns_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+      SetupFailed("joining the network namespace " + spec.netns_path + ": " + strerror(errno));
+    }
+    close(fd);
+  } else if (unshare(CLONE_NEWNET) != 0) {
+    LogDebug(g, std::string("no network namespace of its own for the sandbox: ") +
+                    strerror(errno));
+  }
+}
+
 // The child side of create: becomes the container's sandbox process.
 [[noreturn]] void SandboxProcess(const Globals& g, BundleSpec& spec, const std::string& fifo,
                                  int ready) {
@@ -72,6 +97,7 @@ absl::Status WaitForStart(const std::string& fifo) {
   }
   syscall(SYS_close_range, kReadyFd + 1, ~0U, 0);
   fcntl(kReadyFd, F_SETFD, FD_CLOEXEC);
+  EnterNetworkNamespace(g, spec);
   bool waiting = false;
   spec.sandbox.before_start = [&] {
     waiting = true;
@@ -84,8 +110,7 @@ absl::Status WaitForStart(const std::string& fifo) {
   if (r.ok()) ExitLikeGuest(wait_status);
   std::string msg = std::string(r.status().message());
   if (!waiting) {
-    std::string out = "error: " + msg;
-    (void)!write(kReadyFd, out.data(), out.size());
+    SetupFailed(msg);
   } else if (!absl::IsCancelled(r.status())) {
     LogError(g, "container init: " + msg);
   }
@@ -111,6 +136,31 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& text) {
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   close(fd);
   if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("write " + path);
+  return absl::OkStatus();
+}
+
+// Runs the hooks create runs (prestart, createRuntime, createContainer), then checks that the
+// sandbox's network namespace holds nothing the guest cannot use: until the Sentry can carry
+// the guest's traffic through such an interface, a network (Docker's bridge, a CNI network)
+// fails here, clearly, instead of leaving the guest silently without it.
+absl::Status RunCreateHooks(const BundleSpec& spec, const ContainerState& st) {
+  std::string state = nlohmann::json{{"ociVersion", "1.0.2-dev"},
+                                     {"id", st.id},
+                                     {"pid", st.pid},
+                                     {"status", "created"},
+                                     {"bundle", st.bundle},
+                                     {"annotations", st.annotations}}
+                          .dump();
+  for (const auto& [kind, hook] : spec.create_hooks) {
+    SENTRY_RETURN_IF_ERROR(RunHook(kind, hook, state));
+  }
+  std::vector<std::string> extra = ExtraInterfaces(st.pid);
+  if (!extra.empty()) {
+    return absl::UnimplementedError(
+        "the container's network namespace has the interface " + extra[0] +
+        ": networks other than none (Docker's bridge, CNI) are not supported yet; use "
+        "--network=none");
+  }
   return absl::OkStatus();
 }
 
@@ -164,14 +214,15 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   st.rootfs = spec.rootfs;
   st.created = NowRfc3339();
   st.annotations = spec.annotations;
-  absl::Status saved = c.Save();
-  if (saved.ok() && !f.pid_file.empty()) {
-    saved = WriteFileAtomic(f.pid_file, std::to_string(pid));
+  absl::Status finished = c.Save();
+  if (finished.ok()) finished = RunCreateHooks(spec, st);
+  if (finished.ok() && !f.pid_file.empty()) {
+    finished = WriteFileAtomic(f.pid_file, std::to_string(pid));
   }
-  if (!saved.ok()) {
+  if (!finished.ok()) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
-    return fail(saved);
+    return fail(finished);
   }
   return pid;
 }

@@ -146,6 +146,53 @@ absl::Status ReadMounts(const Reader& r, const std::string& bundle, BundleSpec& 
   return absl::OkStatus();
 }
 
+absl::Status ReadHooks(const Reader& r, BundleSpec& spec) {
+  const json* hooks = r.Find("hooks");
+  if (hooks == nullptr || hooks->is_null()) return absl::OkStatus();
+  if (!hooks->is_object()) return Reader::Wrong("hooks", "an object");
+  for (const char* kind : {"prestart", "createRuntime", "createContainer", "startContainer",
+                           "poststart", "poststop"}) {
+    std::string at = std::string("hooks.") + kind;
+    const json* list = r.Find(at);
+    if (list == nullptr || list->is_null()) continue;
+    if (!list->is_array()) return Reader::Wrong(at, "an array");
+    bool at_create = std::string(kind) == "prestart" || std::string(kind) == "createRuntime" ||
+                     std::string(kind) == "createContainer";
+    for (size_t i = 0; i < list->size(); i++) {
+      std::string item = at + "[" + std::to_string(i) + "]";
+      if (!(*list)[i].is_object()) return Reader::Wrong(item, "an object");
+      Reader h((*list)[i]);
+      Hook hook;
+      ASSIGN_OR_RETURN_FIELD(path, h.String("path", true));
+      ASSIGN_OR_RETURN_FIELD(args, h.Strings("args", false));
+      ASSIGN_OR_RETURN_FIELD(env, h.Strings("env", false));
+      ASSIGN_OR_RETURN_FIELD(timeout, h.Uint32("timeout", 0));
+      hook = {path, args, env, static_cast<int>(timeout)};
+      if (at_create) {
+        spec.create_hooks.push_back({kind, hook});
+      } else {
+        spec.ignored.push_back(item + " (" + path + ") is not run yet");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadNetworkNamespace(const Reader& r, BundleSpec& spec) {
+  const json* nss = r.Find("linux.namespaces");
+  if (nss == nullptr || nss->is_null()) return absl::OkStatus();
+  if (!nss->is_array()) return Reader::Wrong("linux.namespaces", "an array");
+  for (size_t i = 0; i < nss->size(); i++) {
+    std::string at = "linux.namespaces[" + std::to_string(i) + "]";
+    if (!(*nss)[i].is_object()) return Reader::Wrong(at, "an object");
+    Reader ns((*nss)[i]);
+    ASSIGN_OR_RETURN_FIELD(type, ns.String("type", true));
+    ASSIGN_OR_RETURN_FIELD(path, ns.String("path", false));
+    if (type == "network") spec.netns_path = path;
+  }
+  return absl::OkStatus();
+}
+
 // Where argv[0] is in the guest: runc's `exec` looks it up on the PATH of process.env. The
 // check is made on the host's view of the root, for an early, clear error from `create`.
 absl::StatusOr<std::string> FindProgram(const std::string& rootfs, const std::string& cwd,
@@ -244,7 +291,9 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
     }
   }
   SENTRY_RETURN_IF_ERROR(ReadMounts(r, bundle, spec));
-  for (const char* unenforced : {"linux.resources", "linux.seccomp", "hooks", "process.rlimits",
+  SENTRY_RETURN_IF_ERROR(ReadHooks(r, spec));
+  SENTRY_RETURN_IF_ERROR(ReadNetworkNamespace(r, spec));
+  for (const char* unenforced : {"linux.resources", "linux.seccomp", "process.rlimits",
                                  "linux.sysctl", "linux.maskedPaths", "linux.readonlyPaths"}) {
     if (r.Find(unenforced) != nullptr) {
       spec.ignored.push_back(std::string(unenforced) + " is not applied yet");

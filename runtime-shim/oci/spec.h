@@ -12,8 +12,22 @@
 
 namespace sentry::oci {
 
+// One entry of config.json's hooks.
+struct Hook {
+  std::string path;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  int timeout = 0;  // seconds; 0: none
+};
+
 struct BundleSpec {
   shim::SandboxOptions sandbox;
+  // The sandbox process's host network namespace: a new, empty one (so that what a hook puts
+  // there, such as Docker's bridge interface, stays off the host), or the one at this path
+  // (a CNI plugin's). The guest itself sees the Sentry's network stack.
+  std::string netns_path;
+  // prestart, createRuntime and createContainer hooks, in the order create runs them.
+  std::vector<std::pair<std::string, Hook>> create_hooks;
   std::string rootfs;  // absolute host path of root.path
   bool terminal = false;
   std::map<std::string, std::string> annotations;

@@ -157,6 +157,38 @@ expect_fail "missing executable" 'exec: "/nonexistent": stat /nonexistent: no su
   rt create -b "$WORK/noexe" noexe
 [[ -z $(rt list -q) ]] && pass "failed creates leave no state" || fail "left: $(rt list -q)"
 
+# --- hooks, and the sandbox's own network namespace ---
+add_hook() {  # BUNDLE SCRIPT: a prestart hook running sh -c SCRIPT
+  python3 - "$WORK/$1/config.json" "$2" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["hooks"] = {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", sys.argv[2]],
+                            "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}]}
+json.dump(c, open(sys.argv[1], "w"))
+PY
+}
+make_bundle hook '["true"]'
+add_hook hook "cat > $WORK/hook.state"
+rt create -b "$WORK/hook" --pid-file "$WORK/hook.pid" h1 &&
+  python3 -c '
+import json,sys; s=json.load(open(sys.argv[1]))
+assert s["id"]=="h1" and s["pid"]==int(open(sys.argv[2]).read()) and s["status"]=="created", s
+' "$WORK/hook.state" "$WORK/hook.pid" && pass "prestart hook gets the state on stdin" ||
+  fail "hook state: $(cat "$WORK/hook.state" 2>&1)"
+[[ $(readlink "/proc/$(cat "$WORK/hook.pid")/ns/net") != $(readlink /proc/self/ns/net) ]] &&
+  pass "the sandbox has a network namespace of its own" || fail "sandbox in the host netns"
+rt delete --force h1
+add_hook hook "exit 3"
+expect_fail "failing prestart hook" "prestart hook /bin/sh: exit status 3" \
+  rt create -b "$WORK/hook" h2
+if command -v ip >/dev/null && command -v nsenter >/dev/null; then
+  # What Docker's bridge set-up does: an interface moved into the sandbox's namespace.
+  add_hook hook 'pid=$(sed "s/.*\"pid\":\([0-9]*\).*/\1/"); nsenter -t $pid -n ip link add v0 type veth peer name v1'
+  expect_fail "a network interface the guest cannot use" "has the interface v" \
+    rt create -b "$WORK/hook" h3
+fi
+[[ -z $(rt list -q) ]] && pass "failed hooks leave no state" || fail "left: $(rt list -q)"
+
 # --- created -> running -> stopped, kill by name, start twice, delete while running ---
 make_bundle b1 '["sh", "-c", "trap \"exit 9\" TERM; trap \"exit 10\" USR1; echo \"started $FOO $(pwd) $(hostname)\"; while :; do sleep 0.1; done"]'
 rt --debug --log "$WORK/debug.log" create --bundle "$WORK/b1" --pid-file "$WORK/b1.pid" c1 \
