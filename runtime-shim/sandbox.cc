@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
@@ -88,6 +91,34 @@ Result<vfs::Path> MakeDirs(vfs::Vfs& v, const vfs::Context& ctx, const std::stri
   return v.Resolve(ctx, ctx.root, path.empty() ? "/" : path, true);
 }
 
+// Writing set-up files into the in-memory layer never waits.
+class NoBlocker final : public Blocker {
+ public:
+  Waiter& waiter() override { return waiter_; }
+  Result<void> Wait(absl::Time) override { return Errno(EAGAIN); }
+  Result<int> WaitHostFd(int, short, absl::Time) override { return Errno(EAGAIN); }
+
+ private:
+  Waiter waiter_;
+};
+
+// Copies host file `host` to the guest path `guest` (SandboxOptions::file_copies).
+absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string& host,
+                        const std::string& guest) {
+  std::ifstream in(host, std::ios::binary);
+  if (!in) return absl::NotFoundError(host + ": " + strerror(errno));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string dir = guest.substr(0, guest.rfind('/'));
+  if (auto r = MakeDirs(v, ctx, dir); !r.ok()) return Err("mkdir " + dir, r.error());
+  auto f = v.Open(ctx, ctx.root, guest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!f.ok()) return Err("create " + guest, f.error());
+  NoBlocker b;
+  auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  auto n = (*f)->PWrite(b, span, 0);
+  if (!n.ok()) return Err("write " + guest, n.error());
+  return absl::OkStatus();
+}
+
 // Builds the guest's file system: overlay(gofer root, tmpfs) with /dev, /proc and binds.
 absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
                                                   std::shared_ptr<gofer::Client> client) {
@@ -119,6 +150,9 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   // and the sandbox's CPUs).
   if (auto r = MakeDirs(*v, ctx, "/proc"); !r.ok()) return Err("/proc", r.error());
   if (auto r = MakeDirs(*v, ctx, "/sys"); !r.ok()) return Err("/sys", r.error());
+  for (const auto& file : opts.file_copies) {
+    SENTRY_RETURN_IF_ERROR(CopyFileIn(*v, ctx, file.host, file.guest));
+  }
   for (const auto& dir : opts.tmpfs_mounts) {
     SENTRY_RETURN_IF_ERROR(mount(dir, vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
   }

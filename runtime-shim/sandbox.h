@@ -37,6 +37,13 @@ struct SandboxOptions {
     bool read_only = false;
   };
   std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
+  // Host files copied into the guest's in-memory layer at start-up (an OCI bind mount of a
+  // single file, such as Docker's /etc/hosts): a snapshot, not a live bind.
+  struct FileCopy {
+    std::string host;
+    std::string guest;
+  };
+  std::vector<FileCopy> file_copies;
   // Guest directories that get an empty tmpfs of their own (an OCI "tmpfs" mount).
   std::vector<std::string> tmpfs_mounts;
   std::string cwd;          // initial working directory (default: the workspace, or /)

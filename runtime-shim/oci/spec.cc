@@ -128,9 +128,16 @@ absl::Status ReadMounts(const Reader& r, const std::string& bundle, BundleSpec& 
         return absl::InvalidArgumentError("config.json: " + at + ".source: " + host + ": " +
                                           strerror(errno));
       }
-      if (!S_ISDIR(st.st_mode)) {
+      if (S_ISREG(st.st_mode)) {
+        spec.sandbox.file_copies.push_back({host, dest});
         spec.ignored.push_back("bind mount of the file " + host + " at " + dest +
-                               " is not supported yet: the guest sees the image's " + dest);
+                               " is a copy made at create: later changes on either side are "
+                               "not seen, and ro is not enforced");
+        continue;
+      }
+      if (!S_ISDIR(st.st_mode)) {
+        spec.ignored.push_back("bind mount of " + host + " at " + dest +
+                               " (neither a directory nor a regular file) is skipped");
         continue;
       }
       spec.sandbox.binds.push_back({host, dest, Has(options, "ro") || Has(options, "rro")});

@@ -38,6 +38,7 @@ make_bundle() {
   for a in sh echo cat sleep true false ls pwd id hostname env kill; do
     ln -sf busybox "$dir/rootfs/bin/$a"
   done
+  echo "hello from the bundle" >"$dir/motd"
   cat > "$dir/config.json" <<JSON
 {
   "ociVersion": "1.0.2-dev",
@@ -47,7 +48,9 @@ make_bundle() {
   "hostname": "oci-test",
   "mounts": [{"destination": "/proc", "type": "proc", "source": "proc"},
              {"destination": "/dev", "type": "tmpfs", "source": "tmpfs"},
-             {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup"}],
+             {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup"},
+             {"destination": "/etc/motd", "type": "bind", "source": "motd",
+              "options": ["rbind", "ro"]}],
   "annotations": {"org.example.test": "cli"}
 }
 JSON
@@ -190,7 +193,7 @@ fi
 [[ -z $(rt list -q) ]] && pass "failed hooks leave no state" || fail "left: $(rt list -q)"
 
 # --- created -> running -> stopped, kill by name, start twice, delete while running ---
-make_bundle b1 '["sh", "-c", "trap \"exit 9\" TERM; trap \"exit 10\" USR1; echo \"started $FOO $(pwd) $(hostname)\"; while :; do sleep 0.1; done"]'
+make_bundle b1 '["sh", "-c", "trap \"exit 9\" TERM; trap \"exit 10\" USR1; echo \"started $FOO $(pwd) $(hostname) $(cat /etc/motd)\"; while :; do sleep 0.1; done"]'
 rt --debug --log "$WORK/debug.log" create --bundle "$WORK/b1" --pid-file "$WORK/b1.pid" c1 \
   >"$WORK/c1.out" 2>&1
 grep -q "level=debug msg=\"mount of type cgroup at /sys/fs/cgroup is not supported: skipped\"" \
@@ -210,7 +213,8 @@ sleep 0.3
 [[ ! -s $WORK/c1.out ]] && pass "init held until start" || fail "ran before start: $(cat "$WORK/c1.out")"
 rt start c1 && pass "start" || fail "start"
 for _ in $(seq 50); do grep -q started "$WORK/c1.out" && break; sleep 0.1; done
-grep -q "started bar /tmp oci-test" "$WORK/c1.out" && pass "env, cwd, hostname, stdout" ||
+grep -q "started bar /tmp oci-test hello from the bundle" "$WORK/c1.out" &&
+  pass "env, cwd, hostname, a file bind, stdout" ||
   fail "output: $(cat "$WORK/c1.out")"
 [[ $(status_of c1) == running ]] && pass "state: running" || fail "state: $(status_of c1)"
 expect_fail "start of a started container" "it is running, not created" rt start c1

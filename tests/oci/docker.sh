@@ -87,6 +87,8 @@ rc=$?
   fail "rc=$rc out=$out err=$(cat "$work/err")"
 out=$("${RUN[@]}" -e FOO=bar -w /tmp --hostname box $IMG sh -c 'echo $FOO $(pwd) $(hostname)')
 [[ $out == "bar /tmp box" ]] && pass "-e, -w, --hostname" || fail "-e -w --hostname: $out"
+out=$("${RUN[@]}" --hostname box $IMG sh -c 'cat /etc/hostname; grep -c localhost /etc/hosts')
+[[ $out == $'box\n'[1-9]* ]] && pass "Docker's /etc/hostname and /etc/hosts" || fail "files: $out"
 out=$("${RUN[@]}" -u 1000:1000 $IMG id)
 [[ $out == "uid=1000 gid=1000"* ]] && pass "-u 1000:1000" || fail "-u: $out"
 out=$(printf 'line1\nline2\n' | "${RUN[@]}" -i $IMG sh -c 'cat; echo done')
