@@ -1,8 +1,9 @@
 // The runc-compatible command line: global flags, then one subcommand.
+#include "CLI/CLI.hpp"
+
 #include <cstdio>
 #include <cstring>
 
-#include "CLI/CLI.hpp"
 #include "runtime-shim/oci/oci.h"
 
 namespace sentry::oci {

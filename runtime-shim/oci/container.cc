@@ -158,9 +158,12 @@ Container::~Container() {
 }
 
 absl::Status Container::Save() const {
-  nlohmann::json j = {{"id", state_.id},         {"pid", state_.pid},
-                      {"pidStart", state_.pid_start}, {"bundle", state_.bundle},
-                      {"rootfs", state_.rootfs}, {"created", state_.created},
+  nlohmann::json j = {{"id", state_.id},
+                      {"pid", state_.pid},
+                      {"pidStart", state_.pid_start},
+                      {"bundle", state_.bundle},
+                      {"rootfs", state_.rootfs},
+                      {"created", state_.created},
                       {"annotations", state_.annotations}};
   // Written aside and renamed, so a reader never sees half a file.
   std::string tmp = dir_ + "/state.json.tmp";

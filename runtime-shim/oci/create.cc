@@ -1,8 +1,8 @@
 // create, start and run.
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -79,8 +79,7 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
     }
     close(fd);
   } else if (unshare(CLONE_NEWNET) != 0) {
-    LogDebug(g, std::string("no network namespace of its own for the sandbox: ") +
-                    strerror(errno));
+    LogDebug(g, std::string("no network namespace of its own for the sandbox: ") + strerror(errno));
   }
 }
 
@@ -144,13 +143,11 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& text) {
 // the guest's traffic through such an interface, a network (Docker's bridge, a CNI network)
 // fails here, clearly, instead of leaving the guest silently without it.
 absl::Status RunCreateHooks(const BundleSpec& spec, const ContainerState& st) {
-  std::string state = nlohmann::json{{"ociVersion", "1.0.2-dev"},
-                                     {"id", st.id},
-                                     {"pid", st.pid},
-                                     {"status", "created"},
-                                     {"bundle", st.bundle},
-                                     {"annotations", st.annotations}}
-                          .dump();
+  std::string state =
+      nlohmann::json{
+          {"ociVersion", "1.0.2-dev"}, {"id", st.id},         {"pid", st.pid},
+          {"status", "created"},       {"bundle", st.bundle}, {"annotations", st.annotations}}
+          .dump();
   for (const auto& [kind, hook] : spec.create_hooks) {
     SENTRY_RETURN_IF_ERROR(RunHook(kind, hook, state));
   }

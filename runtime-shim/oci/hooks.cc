@@ -25,8 +25,8 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
 
 absl::Status RunHook(const std::string& kind, const Hook& hook, const std::string& state_json) {
   std::string what = kind + " hook " + hook.path;
-  std::vector<std::string> args = hook.args.empty() ? std::vector<std::string>{hook.path}
-                                                    : hook.args;
+  std::vector<std::string> args =
+      hook.args.empty() ? std::vector<std::string>{hook.path} : hook.args;
   std::vector<std::string> env = hook.env;
   std::vector<char*> argv = CStrings(args), envp = CStrings(env);
   int in[2];

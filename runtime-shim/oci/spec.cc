@@ -55,8 +55,7 @@ class Reader {
     }
     return v->get<int64_t>();
   }
-  absl::StatusOr<std::vector<std::string>> Strings(const std::string& path,
-                                                   bool required) const {
+  absl::StatusOr<std::vector<std::string>> Strings(const std::string& path, bool required) const {
     const json* v = Find(path);
     if (v == nullptr || v->is_null()) {
       return Missing(path, required, std::vector<std::string>());
@@ -83,8 +82,8 @@ class Reader {
   const json& root_;
 };
 
-#define ASSIGN_OR_RETURN_FIELD(lhs, expr) \
-  auto lhs##_or = (expr);                 \
+#define ASSIGN_OR_RETURN_FIELD(lhs, expr)       \
+  auto lhs##_or = (expr);                       \
   if (!lhs##_or.ok()) return lhs##_or.status(); \
   auto lhs = std::move(*lhs##_or)
 
@@ -119,7 +118,8 @@ absl::Status ReadMounts(const Reader& r, const std::string& bundle, BundleSpec& 
     ASSIGN_OR_RETURN_FIELD(type, m.String("type", false));
     ASSIGN_OR_RETURN_FIELD(source, m.String("source", false));
     ASSIGN_OR_RETURN_FIELD(options, m.Strings("options", false));
-    if (dest.empty() || dest[0] != '/') return Reader::Wrong(at + ".destination", "an absolute path");
+    if (dest.empty() || dest[0] != '/')
+      return Reader::Wrong(at + ".destination", "an absolute path");
     bool bind = type == "bind" || Has(options, "bind") || Has(options, "rbind");
     if (bind) {
       std::string host = Absolute(bundle, source);
@@ -310,40 +310,42 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
 }
 
 nlohmann::json DefaultSpec() {
-  return {
-      {"ociVersion", "1.0.2-dev"},
-      {"process",
-       {{"terminal", false},
-        {"user", {{"uid", 0}, {"gid", 0}}},
-        {"args", {"sh"}},
-        {"env", {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                 "TERM=xterm"}},
-        {"cwd", "/"},
-        {"noNewPrivileges", true}}},
-      {"root", {{"path", "rootfs"}, {"readonly", false}}},
-      {"hostname", "sentry"},
-      {"mounts",
-       {{{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
-        {{"destination", "/dev"},
-         {"type", "tmpfs"},
-         {"source", "tmpfs"},
-         {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
-        {{"destination", "/dev/pts"},
-         {"type", "devpts"},
-         {"source", "devpts"},
-         {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}}},
-        {{"destination", "/dev/shm"},
-         {"type", "tmpfs"},
-         {"source", "shm"},
-         {"options", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}}},
-        {{"destination", "/sys"},
-         {"type", "sysfs"},
-         {"source", "sysfs"},
-         {"options", {"nosuid", "noexec", "nodev", "ro"}}}}},
-      {"linux",
-       {{"namespaces",
-         {{{"type", "pid"}}, {{"type", "network"}}, {{"type", "ipc"}}, {{"type", "uts"}},
-          {{"type", "mount"}}}}}}};
+  return {{"ociVersion", "1.0.2-dev"},
+          {"process",
+           {{"terminal", false},
+            {"user", {{"uid", 0}, {"gid", 0}}},
+            {"args", {"sh"}},
+            {"env",
+             {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm"}},
+            {"cwd", "/"},
+            {"noNewPrivileges", true}}},
+          {"root", {{"path", "rootfs"}, {"readonly", false}}},
+          {"hostname", "sentry"},
+          {"mounts",
+           {{{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
+            {{"destination", "/dev"},
+             {"type", "tmpfs"},
+             {"source", "tmpfs"},
+             {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
+            {{"destination", "/dev/pts"},
+             {"type", "devpts"},
+             {"source", "devpts"},
+             {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}}},
+            {{"destination", "/dev/shm"},
+             {"type", "tmpfs"},
+             {"source", "shm"},
+             {"options", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}}},
+            {{"destination", "/sys"},
+             {"type", "sysfs"},
+             {"source", "sysfs"},
+             {"options", {"nosuid", "noexec", "nodev", "ro"}}}}},
+          {"linux",
+           {{"namespaces",
+             {{{"type", "pid"}},
+              {{"type", "network"}},
+              {{"type", "ipc"}},
+              {{"type", "uts"}},
+              {{"type", "mount"}}}}}}};
 }
 
 }  // namespace sentry::oci
