@@ -8,6 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <thread>
+
 #include "absl/synchronization/mutex.h"
 #include "gofer/client.h"
 #include "gofer/launch.h"
@@ -86,6 +92,34 @@ Result<vfs::Path> MakeDirs(vfs::Vfs& v, const vfs::Context& ctx, const std::stri
   return v.Resolve(ctx, ctx.root, path.empty() ? "/" : path, true);
 }
 
+// Writing set-up files into the in-memory layer never waits.
+class NoBlocker final : public Blocker {
+ public:
+  Waiter& waiter() override { return waiter_; }
+  Result<void> Wait(absl::Time) override { return Errno(EAGAIN); }
+  Result<int> WaitHostFd(int, short, absl::Time) override { return Errno(EAGAIN); }
+
+ private:
+  Waiter waiter_;
+};
+
+// Copies host file `host` to the guest path `guest` (SandboxOptions::file_copies).
+absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string& host,
+                        const std::string& guest) {
+  std::ifstream in(host, std::ios::binary);
+  if (!in) return absl::NotFoundError(host + ": " + strerror(errno));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string dir = guest.substr(0, guest.rfind('/'));
+  if (auto r = MakeDirs(v, ctx, dir); !r.ok()) return Err("mkdir " + dir, r.error());
+  auto f = v.Open(ctx, ctx.root, guest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!f.ok()) return Err("create " + guest, f.error());
+  NoBlocker b;
+  auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  auto n = (*f)->PWrite(b, span, 0);
+  if (!n.ok()) return Err("write " + guest, n.error());
+  return absl::OkStatus();
+}
+
 // Builds the guest's file system: overlay(gofer root, tmpfs) with /dev, /proc and binds.
 absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
                                                   std::shared_ptr<gofer::Client> client) {
@@ -117,6 +151,12 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   // and the sandbox's CPUs).
   if (auto r = MakeDirs(*v, ctx, "/proc"); !r.ok()) return Err("/proc", r.error());
   if (auto r = MakeDirs(*v, ctx, "/sys"); !r.ok()) return Err("/sys", r.error());
+  for (const auto& file : opts.file_copies) {
+    SENTRY_RETURN_IF_ERROR(CopyFileIn(*v, ctx, file.host, file.guest));
+  }
+  for (const auto& dir : opts.tmpfs_mounts) {
+    SENTRY_RETURN_IF_ERROR(mount(dir, vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
+  }
   for (const auto& b : opts.binds) {
     bool bind_ro = b.read_only;
     auto broot = vfs::NewGoferRoot(client, b.guest, &bind_ro);
@@ -124,6 +164,56 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   }
   return v;
 }
+
+// Sends catchable signals this process receives on to the guest init while it runs: a signal
+// handler writes the number to a pipe, and a thread (the handler may not take locks) queues
+// it for the init's thread group as kill(2) from outside the sandbox would.
+class SignalForwarder {
+ public:
+  explicit SignalForwarder(kernel::Kernel& k) : k_(k) {
+    if (pipe2(pipe_, O_CLOEXEC) != 0) return;
+    write_fd_ = pipe_[1];
+    thread_ = std::thread([this] { Loop(); });
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) {
+      int saved = errno;
+      unsigned char b = static_cast<unsigned char>(sig);
+      (void)!write(write_fd_, &b, 1);
+      errno = saved;
+    };
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
+  }
+  ~SignalForwarder() {
+    if (!thread_.joinable()) return;
+    for (int sig : kForwarded) signal(sig, SIG_DFL);
+    unsigned char stop = 0;
+    (void)!write(pipe_[1], &stop, 1);
+    thread_.join();
+    close(pipe_[0]);
+    close(pipe_[1]);
+  }
+
+ private:
+  // Not SIGPIPE (the Sentry's own writes to closed pipes raise it), SIGCHLD or the
+  // real-time signals (the platforms use them).
+  static constexpr int kForwarded[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM,
+                                       SIGALRM, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGWINCH};
+  void Loop() {
+    unsigned char sig;
+    while (read(pipe_[0], &sig, 1) == 1 && sig != 0) {
+      abi::SigInfo info{};
+      info.signo = sig;
+      absl::MutexLock l(&k_.mu());
+      if (kernel::ThreadGroup* tg = k_.GroupByTgid(1)) k_.SendGroupSignal(*tg, info);
+    }
+  }
+  kernel::Kernel& k_;
+  int pipe_[2] = {-1, -1};
+  static inline int write_fd_ = -1;  // for the handler
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -167,8 +257,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (!opts.debug) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (opts.argv.empty()) return absl::InvalidArgumentError("no program given");
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
-  std::string prog = opts.argv[0];
-  if (opts.rootfs == "/") {
+  std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
+  if (opts.rootfs == "/" && opts.program.empty()) {
     auto found = FindProgram(opts.argv[0]);
     if (!found.ok()) return found.status();
     SENTRY_RETURN_IF_ERROR(CheckProgram(*found));
@@ -225,6 +315,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     k.net().Configure(netstack::NetMode::kHost,
                       std::make_unique<netstack::EgressPolicy>(opts.allow_net, opts.deny_net));
   }
+  if (!opts.hostname.empty()) {
+    absl::MutexLock l(&k.mu());
+    k.hostname = opts.hostname;
+  }
   k.set_dispatch(&syscalls::Dispatch);
   if (opts.max_tasks > 0) k.set_max_tasks(opts.max_tasks);
   kernel::Kernel::StartOptions so;
@@ -234,9 +328,13 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   so.path = prog;
   if (!opts.cwd.empty()) so.cwd = opts.cwd;
   so.argv = opts.argv;
-  so.envp = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
-             "LANG=C.UTF-8"};
-  if (const char* term = getenv("TERM")) so.envp.push_back(std::string("TERM=") + term);
+  so.uid = opts.uid;
+  so.gid = opts.gid;
+  if (!opts.env_exact) {
+    so.envp = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+               "HOME=/root", "LANG=C.UTF-8"};
+    if (const char* term = getenv("TERM")) so.envp.push_back(std::string("TERM=") + term);
+  }
   for (const auto& e : opts.env) so.envp.push_back(e);
   std::unique_ptr<TerminalRelay> terminal;
   if (opts.tty) {
@@ -261,7 +359,15 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // init is PID 1, the leader of its own session and process group.
   if (terminal) terminal->AttachSession(1, 1);
   signal(SIGPIPE, SIG_IGN);
-  auto status = k.Run(so);
+  absl::StatusOr<int> status = absl::UnknownError("the guest did not start");
+  absl::Status held = opts.before_start ? opts.before_start() : absl::OkStatus();
+  if (!held.ok()) {
+    status = held;
+  } else {
+    std::optional<SignalForwarder> forwarder;
+    if (opts.forward_signals) forwarder.emplace(k);
+    status = k.Run(so);
+  }
   if (terminal) terminal->Finish();
   bool gofer_died = client->dead();
   // Files still cached by the kernel release their handles after this point: not a death.
@@ -272,6 +378,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (!status.ok()) return status.status();
   if (gofer_died) return absl::UnavailableError("the gofer died while the sandbox ran");
   int s = *status;
+  if (opts.wait_status != nullptr) *opts.wait_status = s;
   if (WIFSIGNALED(s)) return 128 + WTERMSIG(s);
   return WEXITSTATUS(s);
 }

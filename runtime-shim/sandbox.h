@@ -1,6 +1,8 @@
 // Runs one command in a fresh sandbox: the shared core of `sentry-run` and `sentry do`.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,17 @@ struct SandboxOptions {
   bool debug = false;
   std::vector<std::string> argv;  // argv[0] is the program
   std::vector<std::string> env;   // extra KEY=VALUE
+  // The guest's environment is `env` alone, without the default PATH, HOME, LANG and TERM
+  // (an OCI bundle's process.env is the whole environment).
+  bool env_exact = false;
+  // The guest path of the program to execute; empty: argv[0], looked up on the host's PATH
+  // when the root is the host's.
+  std::string program;
+  // The guest init's credentials; -1 keeps the caller's uid or gid.
+  int64_t uid = -1;
+  int64_t gid = -1;
+  // uname's nodename; empty keeps the Sentry's default.
+  std::string hostname;
   // The guest's root: a host directory seen read-only under an in-memory upper layer.
   std::string rootfs = "/";
   struct Bind {
@@ -24,6 +37,15 @@ struct SandboxOptions {
     bool read_only = false;
   };
   std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
+  // Host files copied into the guest's in-memory layer at start-up (an OCI bind mount of a
+  // single file, such as Docker's /etc/hosts): a snapshot, not a live bind.
+  struct FileCopy {
+    std::string host;
+    std::string guest;
+  };
+  std::vector<FileCopy> file_copies;
+  // Guest directories that get an empty tmpfs of their own (an OCI "tmpfs" mount).
+  std::vector<std::string> tmpfs_mounts;
   std::string cwd;          // initial working directory (default: the workspace, or /)
   // Bytes of file data the in-memory layer (overlay upper, tmpfs mounts, /dev/shm, memfds)
   // may hold in all; 0 keeps the default, half the host's RAM. Beyond it: ENOSPC.
@@ -42,6 +64,17 @@ struct SandboxOptions {
   // controlling terminal, relayed to the caller's (runtime-shim/terminal.h); never: the
   // caller's fds as they are.
   bool tty = true;
+  // Called once the sandbox is set up (gofer, file system, kernel), just before the guest
+  // init executes its program; an error stops there and becomes RunSandbox's error. The OCI
+  // `create` holds the container here until `start`.
+  std::function<absl::Status()> before_start;
+  // From the guest init's start until it exits, catchable signals sent to this host process
+  // (SIGTERM, SIGINT, SIGHUP, SIGUSR1, ...) are sent on to the guest init, as `kill` of an
+  // OCI container expects. SIGKILL still ends the whole sandbox.
+  bool forward_signals = false;
+  // If set, receives the guest init's wait status (RunSandbox's result cannot tell `exit 137`
+  // from death by SIGKILL).
+  int* wait_status = nullptr;
 };
 
 // Parses "HOST:GUEST[:ro]" (or ":rw"); GUEST defaults to HOST.

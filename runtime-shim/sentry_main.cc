@@ -1,10 +1,12 @@
-// sentry: the runtime binary. Subcommands so far: `do` (run a command in a sandbox) and
-// `syscalls` (the compatibility table, generated from the syscall table).
+// sentry: the runtime binary. `do` runs a command in a sandbox, `syscalls` prints the
+// compatibility table (generated from the syscall table), `gofer` is the internal file
+// server; everything else is the runc-compatible OCI runtime (runtime-shim/oci/).
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "gofer/server.h"
+#include "runtime-shim/oci/oci.h"
 #include "runtime-shim/sandbox.h"
 #include "syscalls/table.h"
 
@@ -31,11 +33,7 @@ int PrintSyscalls(bool markdown) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: sentry do [--platform=P] [--strace] -- CMD ARGS... | sentry syscalls [--format=md]\n");
-    return 2;
-  }
-  std::string cmd = argv[1];
+  std::string cmd = argc > 1 ? argv[1] : "";
   if (cmd == "gofer") return sentry::gofer::GoferMain(argc - 1, argv + 1);
   if (cmd == "syscalls") {
     return PrintSyscalls(argc > 2 && strcmp(argv[2], "--format=md") == 0);
@@ -68,6 +66,5 @@ int main(int argc, char** argv) {
     }
     return *r;
   }
-  fprintf(stderr, "sentry: unknown command \"%s\"\n", cmd.c_str());
-  return 2;
+  return sentry::oci::Main(argc, argv);
 }

@@ -12,7 +12,10 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       # the package dnsmasq would also start a system-wide DNS server on port 53.
       iproute2 dnsmasq-base
       # tests/workloads/network.sh: the other programs that talk over sockets
-      socat curl nodejs openssh-client)
+      socat curl nodejs openssh-client
+      # tests/oci: a private dockerd (with its containerd and runc, to compare against) and a
+      # busybox image built locally from busybox-static
+      docker.io containerd busybox-static)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

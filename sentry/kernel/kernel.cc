@@ -85,7 +85,8 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
     tg->leader = init.get();
     tg->tasks.push_back(init.get());
     tg->handlers = std::make_shared<SignalHandlers>();
-    tg->creds = Credentials::Initial(getuid(), getgid());
+    tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : getuid(),
+                                     opts.gid >= 0 ? opts.gid : getgid());
     for (int r = 0; r < abi::kNumRlimits; r++) {
       struct rlimit rl;
       getrlimit(r, &rl);

@@ -361,6 +361,9 @@ class Kernel {
     std::string cwd = "/";
     // init's RLIMIT_NOFILE: the caller's, from before the Sentry raised its own.
     abi::Rlimit nofile{1024, 4096};
+    // init's uid and gid; -1: the caller's.
+    int64_t uid = -1;
+    int64_t gid = -1;
   };
   // Starts init (PID 1), waits until every task has exited, returns init's wait status.
   absl::StatusOr<int> Run(StartOptions opts);

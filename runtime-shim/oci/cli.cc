@@ -1,0 +1,196 @@
+// The runc-compatible command line: global flags, then one subcommand.
+#include "CLI/CLI.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#include "runtime-shim/oci/oci.h"
+
+namespace sentry::oci {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+constexpr const char* kSpecVersion = "1.0.2-dev";
+
+// --log and --log-format as given, before CLI11 has parsed anything, so that an error in the
+// command line itself is logged where the caller looks for it.
+Globals PrescanGlobals(int argc, char** argv) {
+  Globals g;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto take = [&](const char* flag, std::string* out) {
+      std::string f = flag;
+      if (a.rfind(f + "=", 0) == 0) *out = a.substr(f.size() + 1);
+      if (a == f && i + 1 < argc) *out = argv[i + 1];
+    };
+    take("--log", &g.log);
+    take("--log-format", &g.log_format);
+  }
+  return g;
+}
+
+// The index of the first word that is not a global flag or its value: the command the caller
+// meant (argc if there is none).
+int CommandIndex(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a.empty() || a[0] != '-') return i;
+    bool takes_value = a == "--root" || a == "--log" || a == "--log-format" || a == "--platform";
+    if (takes_value) i++;
+  }
+  return argc;
+}
+
+// CLI11's messages, made into one line naming the problem.
+std::string OneLine(const CLI::ParseError& e, const CLI::App& app, int argc, char** argv) {
+  std::string msg = e.what();
+  int command = CommandIndex(argc, argv);
+  std::string word = command < argc ? argv[command] : "";
+  auto known = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == word; });
+  if (app.get_subcommands().empty() && !word.empty() && known.empty()) {
+    return "unknown command \"" + word + "\" (see sentry --help)";
+  }
+  if (e.get_name() == "RequiredError" && app.get_subcommands().empty()) {
+    return "a command is required (see sentry --help)";
+  }
+  if (msg.rfind("The following argument", 0) == 0) {
+    std::string first = msg.substr(msg.find(':') + 1);
+    first.erase(0, first.find_first_not_of(' '));
+    first = first.substr(0, first.find(' '));
+    // Named after the command only if it came after it (before it, it was a global flag).
+    bool after = false;
+    for (int i = command + 1; i < argc; i++) after = after || first == argv[i];
+    std::string where = after ? " for " + word : "";
+    if (!first.empty() && first[0] == '-') return "unknown flag " + first + where;
+    return "unexpected argument \"" + first + "\"" + where;
+  }
+  for (char& c : msg) {
+    if (c == '\n') c = ' ';
+  }
+  return msg;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  Globals g;
+  CLI::App app("sentry: an OCI runtime that runs containers in a userspace Linux kernel");
+  app.set_version_flag("-v,--version",
+                       std::string("sentry version ") + kVersion + "\nspec: " + kSpecVersion);
+  app.require_subcommand(1);
+  app.add_option("--root", g.root, "directory of the containers' state")->capture_default_str();
+  app.add_option("--log", g.log, "file that errors are written to");
+  app.add_option("--log-format", g.log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_flag("--debug", g.debug, "log debug lines (to --log)");
+  app.add_flag("--systemd-cgroup", g.systemd_cgroup, "accepted; cgroups are not managed yet");
+  app.add_option("--platform", g.platform, "seccomp or ptrace")->capture_default_str();
+  app.add_flag("--strace", g.strace, "log every guest syscall");
+
+  absl::Status result;
+  int exit_code = 0;
+  std::string id, signal = "SIGTERM", format = "table", bundle = ".";
+  bool all = false, force = false, quiet = false;
+  CreateFlags cf;
+
+  auto add_create_flags = [&](CLI::App* c) {
+    c->add_option("-b,--bundle", cf.bundle, "bundle directory (with config.json)");
+    c->add_option("--pid-file", cf.pid_file, "file to write the container's host PID to");
+    c->add_option("--console-socket", cf.console_socket,
+                  "socket for the terminal's master (terminals are not supported yet)");
+    c->add_flag("--no-pivot", cf.no_pivot, "accepted (the Sentry has no host pivot_root)");
+    c->add_flag("--no-new-keyring", cf.no_new_keyring, "accepted");
+    c->add_option("--preserve-fds", cf.preserve_fds, "accepted; extra fds are not passed yet");
+    c->add_option("container-id", cf.id, "the container's id")->required();
+  };
+  CLI::App* create = app.add_subcommand("create", "create a container (held until start)");
+  add_create_flags(create);
+  create->callback([&] { result = Create(g, cf); });
+
+  CLI::App* run = app.add_subcommand("run", "create and start a container, and wait for it");
+  add_create_flags(run);
+  run->add_flag("-d,--detach", cf.detach, "do not wait for the container");
+  run->add_flag("--keep", cf.keep, "keep the container's state after it exits");
+  run->callback([&] { result = Run(g, cf, &exit_code); });
+
+  CLI::App* start = app.add_subcommand("start", "start a created container");
+  start->add_option("container-id", id)->required();
+  start->callback([&] { result = Start(g, id); });
+
+  CLI::App* state = app.add_subcommand("state", "print a container's state as JSON");
+  state->add_option("container-id", id)->required();
+  state->callback([&] { result = State(g, id); });
+
+  CLI::App* kill = app.add_subcommand("kill", "send a signal to a container's init");
+  kill->add_option("container-id", id)->required();
+  kill->add_option("signal", signal, "number or name (default SIGTERM)");
+  kill->add_flag("-a,--all", all, "signal every process of the container");
+  kill->callback([&] { result = Kill(g, id, signal, all); });
+
+  CLI::App* del = app.add_subcommand("delete", "delete a container's state (and sandbox)");
+  del->add_option("container-id", id)->required();
+  del->add_flag("-f,--force", force, "kill the container first if it runs");
+  del->callback([&] { result = Delete(g, id, force); });
+
+  CLI::App* list = app.add_subcommand("list", "list the containers");
+  list->add_option("-f,--format", format, "table or json");
+  list->add_flag("-q,--quiet", quiet, "print the ids only");
+  list->callback([&] { result = List(g, format, quiet); });
+
+  CLI::App* spec = app.add_subcommand("spec", "write a default config.json");
+  spec->add_option("-b,--bundle", bundle, "where to write it");
+  bool rootless = false;
+  spec->add_flag("--rootless", rootless, "accepted");
+  spec->callback([&] { result = Spec(bundle); });
+
+  CLI::App* features = app.add_subcommand("features", "print what the runtime supports");
+  features->callback([&] { result = Features(); });
+
+  CLI::App* ps = app.add_subcommand("ps", "list the container's host processes");
+  ps->add_option("container-id", id)->required();
+  ps->add_option("-f,--format", format, "table or json");
+  ps->callback([&] { result = Ps(g, id, format); });
+
+  std::string daemon_json = "/etc/docker/daemon.json", runtime_name = "sentry";
+  std::vector<std::string> runtime_args;
+  CLI::App* install = app.add_subcommand("install", "register sentry in Docker's daemon.json");
+  install->add_option("--config", daemon_json, "daemon.json to edit")->capture_default_str();
+  install->add_option("--runtime", runtime_name, "the runtime's name")->capture_default_str();
+  install->add_option("--runtime-arg", runtime_args, "a global flag Docker passes (repeatable)");
+  install->callback([&] { result = Install(daemon_json, runtime_name, runtime_args); });
+
+  for (const char* name : {"exec", "pause", "resume", "update", "events"}) {
+    CLI::App* c = app.add_subcommand(name, std::string(name) + " (not implemented yet)");
+    c->allow_extras();
+    c->callback([&, name] {
+      result = absl::UnimplementedError(std::string(name) + " is not implemented yet");
+    });
+  }
+  for (const char* name : {"checkpoint", "restore"}) {
+    CLI::App* c = app.add_subcommand(name, std::string(name) + " (not supported)");
+    c->allow_extras();
+    c->callback([&, name] {
+      result = absl::UnimplementedError(std::string(name) + " is not supported by sentry");
+    });
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    LogError(PrescanGlobals(argc, argv), OneLine(e, app, argc, argv));
+    return 1;
+  }
+  if (!result.ok()) {
+    LogError(g, std::string(result.message()));
+    return 1;
+  }
+  return exit_code;
+}
+
+}  // namespace sentry::oci

@@ -1,0 +1,69 @@
+// A container's state directory under --root: state.json, a lock serializing the commands
+// that act on the container, and exec.fifo while the container waits for `start`.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace sentry::oci {
+
+enum class Status { kCreated, kRunning, kStopped };
+const char* StatusName(Status s);
+
+// What state.json holds.
+struct ContainerState {
+  std::string id;
+  pid_t pid = 0;
+  // The sandbox process's start time (/proc/PID/stat field 22), telling it from a later
+  // process that reuses the PID.
+  unsigned long long pid_start = 0;
+  std::string bundle;
+  std::string rootfs;
+  std::string created;  // RFC 3339, UTC, nanoseconds
+  std::map<std::string, std::string> annotations;
+};
+
+// A container's directory, locked (flock) for as long as this object lives.
+class Container {
+ public:
+  // Makes ROOT/ID; fails if the container already exists.
+  static absl::StatusOr<Container> New(const std::string& root, const std::string& id);
+  // Opens and locks an existing container's directory.
+  static absl::StatusOr<Container> Open(const std::string& root, const std::string& id);
+  Container(Container&& o) noexcept;
+  Container& operator=(Container&&) = delete;
+  ~Container();
+
+  const std::string& dir() const { return dir_; }
+  std::string FifoPath() const { return dir_ + "/exec.fifo"; }
+  ContainerState& state() { return state_; }
+
+  absl::Status Save() const;
+  // created while the sandbox process waits on exec.fifo, running after `start`, stopped
+  // once the process has exited (even if its parent has not reaped it yet).
+  Status CurrentStatus() const;
+  // Removes the directory; the object must not be used afterwards.
+  absl::Status Remove();
+
+ private:
+  Container(std::string dir, int lock_fd) : dir_(std::move(dir)), lock_fd_(lock_fd) {}
+  std::string dir_;
+  int lock_fd_ = -1;
+  ContainerState state_;
+};
+
+// Container ids are names of directories: letters, digits, '_', '-', '.', not starting
+// with '.'.
+absl::Status CheckId(const std::string& id);
+// Whether `pid` is still the live (not zombie) process that started at `start_time`.
+bool ProcessAlive(pid_t pid, unsigned long long start_time);
+unsigned long long ProcessStartTime(pid_t pid);
+// The current time as RFC 3339 with nanoseconds ("2026-11-24T23:24:10.007711774Z").
+std::string NowRfc3339();
+
+}  // namespace sentry::oci

@@ -1,0 +1,278 @@
+// create, start and run.
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+
+#include "nlohmann/json.hpp"
+#include "runtime-shim/oci/container.h"
+#include "runtime-shim/oci/hooks.h"
+#include "runtime-shim/oci/oci.h"
+#include "runtime-shim/oci/spec.h"
+#include "sentry/base/status.h"
+
+namespace sentry::oci {
+namespace {
+
+// The sandbox process's end of the set-up pipe: "ok" once the sandbox waits for `start`,
+// otherwise the error.
+constexpr int kReadyFd = 3;
+
+// Holds the guest init until `start`. The FIFO is opened for reading without blocking (so a
+// `start` that comes at once finds a reader) and polled: `start` writes one byte; a writer
+// that closes without writing (`delete` of a created container) cancels.
+absl::Status WaitForStart(const std::string& fifo) {
+  int fd = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open " + fifo);
+  (void)!write(kReadyFd, "ok", 2);
+  close(kReadyFd);
+  struct pollfd p = {fd, POLLIN, 0};
+  while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+  char b;
+  ssize_t n = read(fd, &b, 1);
+  close(fd);
+  if (n != 1) return absl::CancelledError("the container was deleted before it started");
+  return absl::OkStatus();
+}
+
+// Ends this process the way the guest init ended (wait status `status`): the same exit code,
+// or death by the same signal (without a core file), so that whoever waits for the sandbox
+// process sees what a runc container's init would show.
+[[noreturn]] void ExitLikeGuest(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    raise(sig);
+  }
+  _exit(WEXITSTATUS(status));
+}
+
+// Reports a set-up failure to `create` and ends the sandbox process.
+[[noreturn]] void SetupFailed(const std::string& msg) {
+  std::string out = "error: " + msg;
+  (void)!write(kReadyFd, out.data(), out.size());
+  _exit(126);
+}
+
+// The sandbox process's host network namespace (BundleSpec::netns_path). Without the
+// privilege to make one (rootless), it stays in the caller's.
+void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
+  if (!spec.netns_path.empty()) {
+    int fd = open(spec.netns_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+      SetupFailed("joining the network namespace " + spec.netns_path + ": " + strerror(errno));
+    }
+    close(fd);
+  } else if (unshare(CLONE_NEWNET) != 0) {
+    LogDebug(g, std::string("no network namespace of its own for the sandbox: ") + strerror(errno));
+  }
+}
+
+// The child side of create: becomes the container's sandbox process.
+[[noreturn]] void SandboxProcess(const Globals& g, BundleSpec& spec, const std::string& fifo,
+                                 int ready) {
+  // Our own session: the caller's terminal signals reach the guest only through `kill`.
+  setsid();
+  // Nothing the caller left open (containerd-shim leaks its socket as fd 3) reaches the
+  // sandbox: only stdio and the set-up pipe.
+  if (ready != kReadyFd) {
+    dup2(ready, kReadyFd);
+    close(ready);
+  }
+  syscall(SYS_close_range, kReadyFd + 1, ~0U, 0);
+  fcntl(kReadyFd, F_SETFD, FD_CLOEXEC);
+  EnterNetworkNamespace(g, spec);
+  bool waiting = false;
+  spec.sandbox.before_start = [&] {
+    waiting = true;
+    return WaitForStart(fifo);
+  };
+  spec.sandbox.forward_signals = true;
+  // A container's terminal is process.terminal with --console-socket, never ours.
+  spec.sandbox.tty = false;
+  int wait_status = 0;
+  spec.sandbox.wait_status = &wait_status;
+  auto r = shim::RunSandbox(spec.sandbox);
+  if (r.ok()) ExitLikeGuest(wait_status);
+  std::string msg = std::string(r.status().message());
+  if (!waiting) {
+    SetupFailed(msg);
+  } else if (!absl::IsCancelled(r.status())) {
+    LogError(g, "container init: " + msg);
+  }
+  _exit(absl::IsNotFound(r.status()) ? 127 : 126);
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out.append(buf, n);
+  }
+  return out;
+}
+
+absl::Status WriteFileAtomic(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("open " + tmp);
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("write " + path);
+  return absl::OkStatus();
+}
+
+// Runs the hooks create runs (prestart, createRuntime, createContainer), then checks that the
+// sandbox's network namespace holds nothing the guest cannot use: until the Sentry can carry
+// the guest's traffic through such an interface, a network (Docker's bridge, a CNI network)
+// fails here, clearly, instead of leaving the guest silently without it.
+absl::Status RunCreateHooks(const BundleSpec& spec, const ContainerState& st) {
+  std::string state =
+      nlohmann::json{
+          {"ociVersion", "1.0.2-dev"}, {"id", st.id},         {"pid", st.pid},
+          {"status", "created"},       {"bundle", st.bundle}, {"annotations", st.annotations}}
+          .dump();
+  for (const auto& [kind, hook] : spec.create_hooks) {
+    SENTRY_RETURN_IF_ERROR(RunHook(kind, hook, state));
+  }
+  std::vector<std::string> extra = ExtraInterfaces(st.pid);
+  if (!extra.empty()) {
+    return absl::UnimplementedError(
+        "the container's network namespace has the interface " + extra[0] +
+        ": networks other than none (Docker's bridge, CNI) are not supported yet; use "
+        "--network=none");
+  }
+  return absl::OkStatus();
+}
+
+// Makes the container and its waiting sandbox process; returns the process's PID (a child of
+// this process). The container's lock is released on return.
+absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
+  SENTRY_RETURN_IF_ERROR(CheckId(f.id));
+  char bundle[PATH_MAX];
+  if (realpath(f.bundle.c_str(), bundle) == nullptr) {
+    return ErrnoStatus("bundle " + f.bundle);
+  }
+  SENTRY_ASSIGN_OR_RETURN(BundleSpec spec, LoadSpec(bundle));
+  if (spec.terminal || !f.console_socket.empty()) {
+    return absl::UnimplementedError(
+        "process.terminal (--console-socket): a terminal for the container is not supported "
+        "yet");
+  }
+  spec.sandbox.platform = g.platform;
+  spec.sandbox.strace = g.strace;
+  spec.sandbox.debug = g.debug;
+  for (const auto& line : spec.ignored) LogDebug(g, line);
+  if (f.preserve_fds > 0) LogDebug(g, "--preserve-fds: extra fds are not passed to the guest");
+
+  SENTRY_ASSIGN_OR_RETURN(Container c, Container::New(g.root, f.id));
+  auto fail = [&](absl::Status s) {
+    (void)c.Remove();
+    return s;
+  };
+  std::string fifo = c.FifoPath();
+  if (mkfifo(fifo.c_str(), 0600) != 0) return fail(ErrnoStatus("mkfifo " + fifo));
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) return fail(ErrnoStatus("pipe"));
+  pid_t pid = fork();
+  if (pid < 0) return fail(ErrnoStatus("fork"));
+  if (pid == 0) {
+    close(ready[0]);
+    SandboxProcess(g, spec, fifo, ready[1]);
+  }
+  close(ready[1]);
+  std::string reply = ReadAll(ready[0]);
+  close(ready[0]);
+  if (reply != "ok") {
+    waitpid(pid, nullptr, 0);
+    if (reply.rfind("error: ", 0) == 0) return fail(absl::InternalError(reply.substr(7)));
+    return fail(absl::InternalError("the sandbox process exited while setting up"));
+  }
+  ContainerState& st = c.state();
+  st.pid = pid;
+  st.pid_start = ProcessStartTime(pid);
+  st.bundle = bundle;
+  st.rootfs = spec.rootfs;
+  st.created = NowRfc3339();
+  st.annotations = spec.annotations;
+  absl::Status finished = c.Save();
+  if (finished.ok()) finished = RunCreateHooks(spec, st);
+  if (finished.ok() && !f.pid_file.empty()) {
+    finished = WriteFileAtomic(f.pid_file, std::to_string(pid));
+  }
+  if (!finished.ok()) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return fail(finished);
+  }
+  return pid;
+}
+
+pid_t g_run_child = 0;
+
+}  // namespace
+
+absl::Status Create(const Globals& g, const CreateFlags& f) {
+  return CreateContainer(g, f).status();
+}
+
+absl::Status Start(const Globals& g, const std::string& id) {
+  SENTRY_ASSIGN_OR_RETURN(Container c, Container::Open(g.root, id));
+  Status s = c.CurrentStatus();
+  if (s != Status::kCreated) {
+    return absl::FailedPreconditionError("cannot start container " + id + ": it is " +
+                                         StatusName(s) + ", not created");
+  }
+  std::string fifo = c.FifoPath();
+  int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("start " + id + ": the sandbox process is not waiting");
+  bool sent = write(fd, "1", 1) == 1;
+  close(fd);
+  if (!sent) return ErrnoStatus("start " + id + ": write " + fifo);
+  unlink(fifo.c_str());
+  return absl::OkStatus();
+}
+
+absl::Status Run(const Globals& g, const CreateFlags& f, int* exit_code) {
+  *exit_code = 0;
+  SENTRY_ASSIGN_OR_RETURN(pid_t pid, CreateContainer(g, f));
+  if (absl::Status s = Start(g, f.id); !s.ok()) {
+    (void)Delete(g, f.id, true);
+    return s;
+  }
+  if (f.detach) return absl::OkStatus();
+  // The sandbox is in its own session: pass on what a terminal or a supervisor sends us.
+  g_run_child = pid;
+  struct sigaction sa {};
+  sa.sa_handler = [](int sig) { kill(g_run_child, sig); };
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH}) {
+    sigaction(sig, &sa, nullptr);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  *exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  if (!f.keep) return Delete(g, f.id, true);
+  return absl::OkStatus();
+}
+
+}  // namespace sentry::oci

@@ -1,0 +1,80 @@
+#include "runtime-shim/oci/hooks.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "sentry/base/status.h"
+
+namespace sentry::oci {
+namespace {
+
+std::vector<char*> CStrings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+absl::Status RunHook(const std::string& kind, const Hook& hook, const std::string& state_json) {
+  std::string what = kind + " hook " + hook.path;
+  std::vector<std::string> args =
+      hook.args.empty() ? std::vector<std::string>{hook.path} : hook.args;
+  std::vector<std::string> env = hook.env;
+  std::vector<char*> argv = CStrings(args), envp = CStrings(env);
+  int in[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return ErrnoStatus(what + ": pipe");
+  pid_t pid = fork();
+  if (pid < 0) return ErrnoStatus(what + ": fork");
+  if (pid == 0) {
+    dup2(in[0], 0);
+    execve(hook.path.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
+  close(in[0]);
+  // The state is small: it fits in the pipe whether or not the hook reads it.
+  (void)!write(in[1], state_json.data(), state_json.size());
+  close(in[1]);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(hook.timeout);
+  int status = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, hook.timeout > 0 ? WNOHANG : 0);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return ErrnoStatus(what + ": wait");
+    if (hook.timeout > 0 && std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      return absl::DeadlineExceededError(what + ": timed out after " +
+                                         std::to_string(hook.timeout) + " s");
+    }
+    if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
+  return absl::InternalError(what + ": " +
+                             (WIFEXITED(status)
+                                  ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                  : "killed by signal " + std::to_string(WTERMSIG(status))));
+}
+
+std::vector<std::string> ExtraInterfaces(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/net/dev");
+  std::string line;
+  std::vector<std::string> out;
+  for (int n = 0; std::getline(in, line); n++) {
+    size_t colon = line.find(':');
+    if (n < 2 || colon == std::string::npos) continue;  // two header lines
+    std::string name = line.substr(0, colon);
+    name.erase(0, name.find_first_not_of(' '));
+    if (name != "lo") out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace sentry::oci

@@ -1,0 +1,65 @@
+// The `sentry` OCI runtime: runc-compatible subcommands over RunSandbox (runtime-shim/sandbox.h).
+//
+// Each container has a directory ROOT/ID holding state.json, a lock file and, between create
+// and start, exec.fifo: the container's sandbox process is set up but blocked opening that
+// FIFO, and `start` releases it by writing one byte, as runc does. The sandbox process is the
+// container's init as far as the caller can see: its host PID goes to --pid-file and its exit
+// status is the guest init's (re-raising the guest's fatal signal on itself).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace sentry::oci {
+
+// Flags given before the subcommand.
+struct Globals {
+  std::string root = "/run/sentry";
+  std::string log;                  // --log FILE: where errors (and --debug lines) go
+  std::string log_format = "text";  // text | json
+  bool debug = false;
+  bool systemd_cgroup = false;  // accepted; cgroups are not managed yet
+  std::string platform = "seccomp";
+  bool strace = false;
+};
+
+// Writes `msg` to stderr and, with --log, to the log file in --log-format.
+void LogError(const Globals& g, const std::string& msg);
+// With --debug: writes `msg` to the log file (or stderr without --log).
+void LogDebug(const Globals& g, const std::string& msg);
+
+struct CreateFlags {
+  std::string id;
+  std::string bundle = ".";
+  std::string pid_file;
+  std::string console_socket;
+  bool no_pivot = false;
+  bool no_new_keyring = false;
+  int preserve_fds = 0;
+  bool detach = false;  // run only
+  bool keep = false;    // run only: keep the state after the container exits
+};
+
+absl::Status Create(const Globals& g, const CreateFlags& f);
+absl::Status Start(const Globals& g, const std::string& id);
+// Creates, starts and (unless detached) waits; `exit_code` is the container's exit status.
+absl::Status Run(const Globals& g, const CreateFlags& f, int* exit_code);
+absl::Status State(const Globals& g, const std::string& id);
+absl::Status List(const Globals& g, const std::string& format, bool quiet);
+absl::Status Kill(const Globals& g, const std::string& id, const std::string& signal, bool all);
+absl::Status Delete(const Globals& g, const std::string& id, bool force);
+// The host PIDs of the container's processes: the Sentry, the gofer and one stub per guest
+// process (all descendants of the sandbox process).
+absl::Status Ps(const Globals& g, const std::string& id, const std::string& format);
+absl::Status Spec(const std::string& bundle);
+absl::Status Features();
+// Adds (or replaces) runtimes.RUNTIME in Docker's daemon.json, pointing at this binary.
+absl::Status Install(const std::string& config, const std::string& runtime,
+                     const std::vector<std::string>& runtime_args);
+
+// The CLI: parses argv (global flags, then a subcommand) and returns the exit code.
+int Main(int argc, char** argv);
+
+}  // namespace sentry::oci

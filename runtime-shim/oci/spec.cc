@@ -1,0 +1,351 @@
+#include "runtime-shim/oci/spec.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+#include <fstream>
+
+#include "sentry/base/status.h"
+
+namespace sentry::oci {
+namespace {
+
+using nlohmann::json;
+
+// Reads config.json fields by dotted path, with errors that name the field.
+class Reader {
+ public:
+  explicit Reader(const json& root) : root_(root) {}
+
+  // The value at `path`, or null if a part of the path is missing.
+  const json* Find(const std::string& path) const {
+    const json* cur = &root_;
+    size_t i = 0;
+    while (i <= path.size()) {
+      size_t j = path.find('.', i);
+      if (j == std::string::npos) j = path.size();
+      if (!cur->is_object()) return nullptr;
+      auto it = cur->find(path.substr(i, j - i));
+      if (it == cur->end()) return nullptr;
+      cur = &*it;
+      i = j + 1;
+    }
+    return cur;
+  }
+
+  absl::StatusOr<std::string> String(const std::string& path, bool required) const {
+    const json* v = Find(path);
+    if (v == nullptr || v->is_null()) return Missing(path, required, std::string());
+    if (!v->is_string()) return Wrong(path, "a string");
+    return v->get<std::string>();
+  }
+  absl::StatusOr<bool> Bool(const std::string& path) const {
+    const json* v = Find(path);
+    if (v == nullptr || v->is_null()) return false;
+    if (!v->is_boolean()) return Wrong(path, "true or false");
+    return v->get<bool>();
+  }
+  absl::StatusOr<int64_t> Uint32(const std::string& path, int64_t absent) const {
+    const json* v = Find(path);
+    if (v == nullptr || v->is_null()) return absent;
+    if (!v->is_number_unsigned() || v->get<uint64_t>() > UINT32_MAX) {
+      return Wrong(path, "a number from 0 to 4294967295");
+    }
+    return v->get<int64_t>();
+  }
+  absl::StatusOr<std::vector<std::string>> Strings(const std::string& path, bool required) const {
+    const json* v = Find(path);
+    if (v == nullptr || v->is_null()) {
+      return Missing(path, required, std::vector<std::string>());
+    }
+    if (!v->is_array()) return Wrong(path, "an array of strings");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < v->size(); i++) {
+      if (!(*v)[i].is_string()) return Wrong(path + "[" + std::to_string(i) + "]", "a string");
+      out.push_back((*v)[i].get<std::string>());
+    }
+    return out;
+  }
+
+  static absl::Status Wrong(const std::string& path, const std::string& want) {
+    return absl::InvalidArgumentError("config.json: " + path + ": expected " + want);
+  }
+
+ private:
+  template <typename T>
+  static absl::StatusOr<T> Missing(const std::string& path, bool required, T empty) {
+    if (required) return absl::InvalidArgumentError("config.json: " + path + " is missing");
+    return empty;
+  }
+  const json& root_;
+};
+
+#define ASSIGN_OR_RETURN_FIELD(lhs, expr)       \
+  auto lhs##_or = (expr);                       \
+  if (!lhs##_or.ok()) return lhs##_or.status(); \
+  auto lhs = std::move(*lhs##_or)
+
+std::string Absolute(const std::string& base, const std::string& p) {
+  return !p.empty() && p[0] == '/' ? p : base + "/" + p;
+}
+
+bool Has(const std::vector<std::string>& options, const char* o) {
+  for (const auto& x : options) {
+    if (x == o) return true;
+  }
+  return false;
+}
+
+// The Sentry mounts its own /proc, /sys, /dev, /dev/pts and /dev/shm; these config mounts are
+// met by those.
+bool ProvidedBySentry(const std::string& type, const std::string& dest) {
+  return (type == "proc" && dest == "/proc") || (type == "sysfs" && dest == "/sys") ||
+         (type == "devpts" && dest == "/dev/pts") ||
+         (type == "tmpfs" && (dest == "/dev" || dest == "/dev/shm"));
+}
+
+absl::Status ReadMounts(const Reader& r, const std::string& bundle, BundleSpec& spec) {
+  const json* mounts = r.Find("mounts");
+  if (mounts == nullptr || mounts->is_null()) return absl::OkStatus();
+  if (!mounts->is_array()) return Reader::Wrong("mounts", "an array");
+  for (size_t i = 0; i < mounts->size(); i++) {
+    std::string at = "mounts[" + std::to_string(i) + "]";
+    Reader m((*mounts)[i]);
+    if (!(*mounts)[i].is_object()) return Reader::Wrong(at, "an object");
+    ASSIGN_OR_RETURN_FIELD(dest, m.String("destination", true));
+    ASSIGN_OR_RETURN_FIELD(type, m.String("type", false));
+    ASSIGN_OR_RETURN_FIELD(source, m.String("source", false));
+    ASSIGN_OR_RETURN_FIELD(options, m.Strings("options", false));
+    if (dest.empty() || dest[0] != '/')
+      return Reader::Wrong(at + ".destination", "an absolute path");
+    bool bind = type == "bind" || Has(options, "bind") || Has(options, "rbind");
+    if (bind) {
+      std::string host = Absolute(bundle, source);
+      struct stat st;
+      if (stat(host.c_str(), &st) != 0) {
+        return absl::InvalidArgumentError("config.json: " + at + ".source: " + host + ": " +
+                                          strerror(errno));
+      }
+      if (S_ISREG(st.st_mode)) {
+        spec.sandbox.file_copies.push_back({host, dest});
+        spec.ignored.push_back("bind mount of the file " + host + " at " + dest +
+                               " is a copy made at create: later changes on either side are "
+                               "not seen, and ro is not enforced");
+        continue;
+      }
+      if (!S_ISDIR(st.st_mode)) {
+        spec.ignored.push_back("bind mount of " + host + " at " + dest +
+                               " (neither a directory nor a regular file) is skipped");
+        continue;
+      }
+      spec.sandbox.binds.push_back({host, dest, Has(options, "ro") || Has(options, "rro")});
+    } else if (ProvidedBySentry(type, dest)) {
+      continue;
+    } else if (type == "tmpfs") {
+      spec.sandbox.tmpfs_mounts.push_back(dest);
+    } else {
+      spec.ignored.push_back("mount of type " + type + " at " + dest +
+                             " is not supported: skipped");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadHooks(const Reader& r, BundleSpec& spec) {
+  const json* hooks = r.Find("hooks");
+  if (hooks == nullptr || hooks->is_null()) return absl::OkStatus();
+  if (!hooks->is_object()) return Reader::Wrong("hooks", "an object");
+  for (const char* kind : {"prestart", "createRuntime", "createContainer", "startContainer",
+                           "poststart", "poststop"}) {
+    std::string at = std::string("hooks.") + kind;
+    const json* list = r.Find(at);
+    if (list == nullptr || list->is_null()) continue;
+    if (!list->is_array()) return Reader::Wrong(at, "an array");
+    bool at_create = std::string(kind) == "prestart" || std::string(kind) == "createRuntime" ||
+                     std::string(kind) == "createContainer";
+    for (size_t i = 0; i < list->size(); i++) {
+      std::string item = at + "[" + std::to_string(i) + "]";
+      if (!(*list)[i].is_object()) return Reader::Wrong(item, "an object");
+      Reader h((*list)[i]);
+      Hook hook;
+      ASSIGN_OR_RETURN_FIELD(path, h.String("path", true));
+      ASSIGN_OR_RETURN_FIELD(args, h.Strings("args", false));
+      ASSIGN_OR_RETURN_FIELD(env, h.Strings("env", false));
+      ASSIGN_OR_RETURN_FIELD(timeout, h.Uint32("timeout", 0));
+      hook = {path, args, env, static_cast<int>(timeout)};
+      if (at_create) {
+        spec.create_hooks.push_back({kind, hook});
+      } else {
+        spec.ignored.push_back(item + " (" + path + ") is not run yet");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadNetworkNamespace(const Reader& r, BundleSpec& spec) {
+  const json* nss = r.Find("linux.namespaces");
+  if (nss == nullptr || nss->is_null()) return absl::OkStatus();
+  if (!nss->is_array()) return Reader::Wrong("linux.namespaces", "an array");
+  for (size_t i = 0; i < nss->size(); i++) {
+    std::string at = "linux.namespaces[" + std::to_string(i) + "]";
+    if (!(*nss)[i].is_object()) return Reader::Wrong(at, "an object");
+    Reader ns((*nss)[i]);
+    ASSIGN_OR_RETURN_FIELD(type, ns.String("type", true));
+    ASSIGN_OR_RETURN_FIELD(path, ns.String("path", false));
+    if (type == "network") spec.netns_path = path;
+  }
+  return absl::OkStatus();
+}
+
+// Where argv[0] is in the guest: runc's `exec` looks it up on the PATH of process.env. The
+// check is made on the host's view of the root, for an early, clear error from `create`.
+absl::StatusOr<std::string> FindProgram(const std::string& rootfs, const std::string& cwd,
+                                        const std::string& prog,
+                                        const std::vector<std::string>& env) {
+  struct stat st;
+  if (prog.find('/') != std::string::npos) {
+    std::string guest = prog[0] == '/' ? prog : Absolute(cwd, prog);
+    if (lstat((rootfs + guest).c_str(), &st) != 0) {
+      return absl::NotFoundError("exec: \"" + prog + "\": stat " + prog +
+                                 ": no such file or directory");
+    }
+    return guest;
+  }
+  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  for (const auto& e : env) {
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  }
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t j = path.find(':', i);
+    if (j == std::string::npos) j = path.size();
+    std::string dir = path.substr(i, j - i);
+    i = j + 1;
+    if (dir.empty() || dir[0] != '/') continue;
+    std::string guest = dir + "/" + prog;
+    if (lstat((rootfs + guest).c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) return guest;
+  }
+  return absl::NotFoundError("exec: \"" + prog + "\": executable file not found in $PATH");
+}
+
+}  // namespace
+
+absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
+  std::string file = bundle + "/config.json";
+  std::ifstream in(file);
+  if (!in) return absl::NotFoundError(file + ": " + strerror(errno));
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    return absl::InvalidArgumentError("config.json: not valid JSON: " + std::string(e.what()));
+  }
+  if (!j.is_object()) return Reader::Wrong("the top level", "an object");
+  Reader r(j);
+  BundleSpec spec;
+  shim::SandboxOptions& o = spec.sandbox;
+  ASSIGN_OR_RETURN_FIELD(version, r.String("ociVersion", true));
+  ASSIGN_OR_RETURN_FIELD(root, r.String("root.path", true));
+  ASSIGN_OR_RETURN_FIELD(readonly, r.Bool("root.readonly"));
+  if (r.Find("process") == nullptr) {
+    return absl::InvalidArgumentError("config.json: process is missing");
+  }
+  ASSIGN_OR_RETURN_FIELD(args, r.Strings("process.args", true));
+  if (args.empty()) return Reader::Wrong("process.args", "at least one argument");
+  ASSIGN_OR_RETURN_FIELD(env, r.Strings("process.env", false));
+  ASSIGN_OR_RETURN_FIELD(cwd, r.String("process.cwd", true));
+  if (cwd.empty() || cwd[0] != '/') return Reader::Wrong("process.cwd", "an absolute path");
+  ASSIGN_OR_RETURN_FIELD(uid, r.Uint32("process.user.uid", -1));
+  ASSIGN_OR_RETURN_FIELD(gid, r.Uint32("process.user.gid", -1));
+  ASSIGN_OR_RETURN_FIELD(terminal, r.Bool("process.terminal"));
+  ASSIGN_OR_RETURN_FIELD(hostname, r.String("hostname", false));
+
+  spec.rootfs = Absolute(bundle, root);
+  char real[PATH_MAX];
+  if (realpath(spec.rootfs.c_str(), real) == nullptr) {
+    return absl::InvalidArgumentError("config.json: root.path: " + spec.rootfs + ": " +
+                                      strerror(errno));
+  }
+  spec.rootfs = real;
+  o.rootfs = spec.rootfs;
+  // Refused rather than ignored: whoever asks for a read-only root relies on it.
+  if (readonly) {
+    return absl::UnimplementedError(
+        "config.json: root.readonly: a read-only root is not supported yet (the guest's writes "
+        "go to an in-memory layer and never reach root.path)");
+  }
+  o.argv = args;
+  o.env = env;
+  o.env_exact = true;
+  o.cwd = cwd;
+  o.uid = uid;
+  o.gid = gid;
+  o.hostname = hostname;
+  spec.terminal = terminal;
+  auto program = FindProgram(spec.rootfs == "/" ? "" : spec.rootfs, cwd, args[0], env);
+  if (!program.ok()) return program.status();
+  o.program = *program;
+
+  const json* ann = r.Find("annotations");
+  if (ann != nullptr && !ann->is_null()) {
+    if (!ann->is_object()) return Reader::Wrong("annotations", "an object of strings");
+    for (const auto& [k, v] : ann->items()) {
+      if (!v.is_string()) return Reader::Wrong("annotations." + k, "a string");
+      spec.annotations[k] = v.get<std::string>();
+    }
+  }
+  SENTRY_RETURN_IF_ERROR(ReadMounts(r, bundle, spec));
+  SENTRY_RETURN_IF_ERROR(ReadHooks(r, spec));
+  SENTRY_RETURN_IF_ERROR(ReadNetworkNamespace(r, spec));
+  for (const char* unenforced : {"linux.resources", "linux.seccomp", "process.rlimits",
+                                 "linux.sysctl", "linux.maskedPaths", "linux.readonlyPaths"}) {
+    if (r.Find(unenforced) != nullptr) {
+      spec.ignored.push_back(std::string(unenforced) + " is not applied yet");
+    }
+  }
+  return spec;
+}
+
+nlohmann::json DefaultSpec() {
+  return {{"ociVersion", "1.0.2-dev"},
+          {"process",
+           {{"terminal", false},
+            {"user", {{"uid", 0}, {"gid", 0}}},
+            {"args", {"sh"}},
+            {"env",
+             {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm"}},
+            {"cwd", "/"},
+            {"noNewPrivileges", true}}},
+          {"root", {{"path", "rootfs"}, {"readonly", false}}},
+          {"hostname", "sentry"},
+          {"mounts",
+           {{{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
+            {{"destination", "/dev"},
+             {"type", "tmpfs"},
+             {"source", "tmpfs"},
+             {"options", {"nosuid", "strictatime", "mode=755", "size=65536k"}}},
+            {{"destination", "/dev/pts"},
+             {"type", "devpts"},
+             {"source", "devpts"},
+             {"options", {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}}},
+            {{"destination", "/dev/shm"},
+             {"type", "tmpfs"},
+             {"source", "shm"},
+             {"options", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}}},
+            {{"destination", "/sys"},
+             {"type", "sysfs"},
+             {"source", "sysfs"},
+             {"options", {"nosuid", "noexec", "nodev", "ro"}}}}},
+          {"linux",
+           {{"namespaces",
+             {{{"type", "pid"}},
+              {{"type", "network"}},
+              {{"type", "ipc"}},
+              {{"type", "uts"}},
+              {{"type", "mount"}}}}}}};
+}
+
+}  // namespace sentry::oci

@@ -1,0 +1,46 @@
+// Reading an OCI bundle's config.json into SandboxOptions, and the default config.json that
+// `sentry spec` writes.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "runtime-shim/sandbox.h"
+
+namespace sentry::oci {
+
+// One entry of config.json's hooks.
+struct Hook {
+  std::string path;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  int timeout = 0;  // seconds; 0: none
+};
+
+struct BundleSpec {
+  shim::SandboxOptions sandbox;
+  // The sandbox process's host network namespace: a new, empty one (so that what a hook puts
+  // there, such as Docker's bridge interface, stays off the host), or the one at this path
+  // (a CNI plugin's). The guest itself sees the Sentry's network stack.
+  std::string netns_path;
+  // prestart, createRuntime and createContainer hooks, in the order create runs them.
+  std::vector<std::pair<std::string, Hook>> create_hooks;
+  std::string rootfs;  // absolute host path of root.path
+  bool terminal = false;
+  std::map<std::string, std::string> annotations;
+  // What the config asks for that the Sentry does not provide or enforce (yet), one line
+  // each, for the --debug log.
+  std::vector<std::string> ignored;
+};
+
+// Reads BUNDLE/config.json. A missing required field or a field of the wrong type is an
+// error naming the field ("config.json: process.args: ...").
+absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle);
+
+// A config.json for `sentry spec`: sh in ./rootfs, like runc's default.
+nlohmann::json DefaultSpec();
+
+}  // namespace sentry::oci

@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# The runtime CLI alone, against hand-written bundles with a busybox root: every subcommand's
+# happy path and errors, state transitions, exit statuses as containerd-shim sees them (this
+# script runs under oci_subreaper, which reaps the orphaned sandbox processes), and 20
+# concurrent creates.
+# usage: cli.sh SENTRY SUBREAPER   (exit 77: skipped)
+set -uo pipefail
+SENTRY=$1
+SUBREAPER=$2
+if [[ ${OCI_CLI_INNER:-} != 1 ]]; then
+  BUSYBOX=$(command -v busybox || true)
+  if [[ -z $BUSYBOX ]] || ! file -L "$BUSYBOX" 2>/dev/null | grep -q static; then
+    echo "SKIP: a static busybox is needed (apt-get install busybox-static; tools/setup.sh)"
+    exit 77
+  fi
+  work=$(mktemp -d /tmp/sentry-oci-cli.XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+  mkdir -p "$work/reaped"
+  OCI_CLI_INNER=1 OCI_REAP_DIR=$work/reaped WORK=$work BUSYBOX=$BUSYBOX \
+    "$SUBREAPER" bash "$0" "$@"
+  exit $?
+fi
+
+root=$WORK/state
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+pass() { echo "ok: $*"; }
+rt() { "$SENTRY" --root "$root" "$@"; }
+
+# A bundle in $WORK/NAME running ARGS (a JSON array) in a busybox root.
+make_bundle() {
+  local name=$1 args=$2 dir=$WORK/$1
+  mkdir -p "$dir/rootfs/bin" "$dir/rootfs/tmp" "$dir/rootfs/etc"
+  cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
+  for a in sh echo cat sleep true false ls pwd id hostname env kill; do
+    ln -sf busybox "$dir/rootfs/bin/$a"
+  done
+  echo "hello from the bundle" >"$dir/motd"
+  cat > "$dir/config.json" <<JSON
+{
+  "ociVersion": "1.0.2-dev",
+  "process": {"args": $args, "env": ["PATH=/bin", "FOO=bar"], "cwd": "/tmp",
+              "user": {"uid": 0, "gid": 0}},
+  "root": {"path": "rootfs"},
+  "hostname": "oci-test",
+  "mounts": [{"destination": "/proc", "type": "proc", "source": "proc"},
+             {"destination": "/dev", "type": "tmpfs", "source": "tmpfs"},
+             {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup"},
+             {"destination": "/etc/motd", "type": "bind", "source": "motd",
+              "options": ["rbind", "ro"]}],
+  "annotations": {"org.example.test": "cli"}
+}
+JSON
+}
+
+# Waits for the reaped status of host PID $1 (written by oci_subreaper), up to 20 s.
+reaped() {
+  local f=$OCI_REAP_DIR/$1
+  for _ in $(seq 200); do
+    [[ -f $f ]] && { cat "$f"; return; }
+    sleep 0.1
+  done
+  echo "not reaped"
+}
+
+status_of() { rt state "$1" 2>/dev/null | sed -n 's/.*"status": "\(.*\)".*/\1/p'; }
+
+# expect_fail DESCRIPTION PATTERN CMD...: CMD must exit non-zero with PATTERN on stderr in
+# one line.
+expect_fail() {
+  local what=$1 pattern=$2
+  shift 2
+  local err rc
+  err=$("$@" 2>&1 >/dev/null)
+  rc=$?
+  if ((rc == 0)); then
+    fail "$what: exit 0"
+  elif ! grep -q -- "$pattern" <<<"$err"; then
+    fail "$what: stderr \"$err\" lacks \"$pattern\""
+  elif (($(wc -l <<<"$err") != 1)); then
+    fail "$what: more than one line: $err"
+  else
+    pass "$what (exit $rc: $err)"
+  fi
+}
+
+# --- no container ---
+out=$("$SENTRY" --version)
+grep -q "^sentry version" <<<"$out" && grep -q "^spec: 1.0" <<<"$out" && pass "--version" ||
+  fail "--version: $out"
+"$SENTRY" features | python3 -c 'import json,sys; f=json.load(sys.stdin); assert f["ociVersionMax"]' &&
+  pass "features is JSON" || fail "features"
+mkdir -p "$WORK/specdir"
+"$SENTRY" spec --bundle "$WORK/specdir" && python3 -c '
+import json,sys; c=json.load(open(sys.argv[1])); assert c["process"]["args"]==["sh"], c' \
+  "$WORK/specdir/config.json" && pass "spec" || fail "spec"
+expect_fail "spec over an existing config.json" "already exists" "$SENTRY" spec -b "$WORK/specdir"
+echo '{"storage-driver": "vfs", "runtimes": {"other": {"path": "/x"}}}' >"$WORK/daemon.json"
+"$SENTRY" install --config "$WORK/daemon.json" --runtime-arg=--platform=ptrace >/dev/null &&
+  python3 -c '
+import json,sys; d=json.load(open(sys.argv[1])); r=d["runtimes"]
+assert d["storage-driver"]=="vfs" and r["other"]=={"path":"/x"}, d
+assert r["sentry"]["path"]==sys.argv[2] and r["sentry"]["runtimeArgs"]==["--platform=ptrace"], d
+' "$WORK/daemon.json" "$(realpath "$SENTRY")" && pass "install keeps daemon.json and adds sentry" ||
+  fail "install: $(cat "$WORK/daemon.json")"
+echo '[1]' >"$WORK/bad-daemon.json"
+expect_fail "install into a non-object daemon.json" "not a JSON object; not changed" \
+  "$SENTRY" install --config "$WORK/bad-daemon.json"
+"$SENTRY" create --help | grep -q -- "--pid-file" && pass "create --help" || fail "create --help"
+expect_fail "unknown global flag" "unknown flag --bogus$" rt --bogus list
+expect_fail "unknown subcommand flag" "unknown flag --bogus for list" rt list --bogus
+expect_fail "unknown command" 'unknown command "frobnicate"' rt frobnicate
+expect_fail "checkpoint" "not supported" rt checkpoint x
+expect_fail "restore" "not supported" rt restore x
+expect_fail "exec (not built)" "not implemented" rt exec x true
+rm -f "$WORK/log.json"
+rt --log "$WORK/log.json" --log-format json --bogus list 2>/dev/null
+python3 -c '
+import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; e=l[-1]
+assert e["level"]=="error" and "bogus" in e["msg"] and e["time"], l' "$WORK/log.json" &&
+  pass "bad flag logged as JSON to --log" || fail "JSON log of a bad flag: $(cat "$WORK/log.json")"
+for cmd in state start kill delete; do
+  expect_fail "$cmd of an unknown container" "container nosuch does not exist" rt "$cmd" nosuch
+done
+rt delete --force nosuch && pass "delete --force of an unknown container" ||
+  fail "delete --force nosuch exited non-zero"
+expect_fail "invalid id" "invalid container id" rt create -b "$WORK" ../x
+
+# --- config.json errors ---
+make_bundle bad '["true"]'
+python3 - "$WORK/bad/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["process"]["args"] = "true"; json.dump(c, open(sys.argv[1], "w"))
+PY
+rm -f "$WORK/log.json"
+expect_fail "process.args of the wrong type" "config.json: process.args: expected an array" \
+  rt --log "$WORK/log.json" --log-format=json create --bundle "$WORK/bad" bad1
+grep -q '"msg":"config.json: process.args' "$WORK/log.json" && pass "bad field in log.json" ||
+  fail "log.json: $(cat "$WORK/log.json")"
+python3 - "$WORK/bad/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["process"]["args"] = ["true"]; del c["root"]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+expect_fail "missing root.path" "config.json: root.path is missing" rt create -b "$WORK/bad" bad2
+python3 - "$WORK/bad/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["root"] = {"path": "rootfs", "readonly": "yes"}
+json.dump(c, open(sys.argv[1], "w"))
+PY
+expect_fail "root.readonly of the wrong type" "config.json: root.readonly: expected true or false" \
+  rt create -b "$WORK/bad" bad4
+echo '{' > "$WORK/bad/config.json"
+expect_fail "config.json not JSON" "not valid JSON" rt create -b "$WORK/bad" bad3
+make_bundle noexe '["/nonexistent"]'
+expect_fail "missing executable" 'exec: "/nonexistent": stat /nonexistent: no such file' \
+  rt create -b "$WORK/noexe" noexe
+[[ -z $(rt list -q) ]] && pass "failed creates leave no state" || fail "left: $(rt list -q)"
+
+# --- hooks, and the sandbox's own network namespace ---
+add_hook() {  # BUNDLE SCRIPT: a prestart hook running sh -c SCRIPT
+  python3 - "$WORK/$1/config.json" "$2" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["hooks"] = {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", sys.argv[2]],
+                            "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}]}
+json.dump(c, open(sys.argv[1], "w"))
+PY
+}
+make_bundle hook '["true"]'
+add_hook hook "cat > $WORK/hook.state"
+rt create -b "$WORK/hook" --pid-file "$WORK/hook.pid" h1 &&
+  python3 -c '
+import json,sys; s=json.load(open(sys.argv[1]))
+assert s["id"]=="h1" and s["pid"]==int(open(sys.argv[2]).read()) and s["status"]=="created", s
+' "$WORK/hook.state" "$WORK/hook.pid" && pass "prestart hook gets the state on stdin" ||
+  fail "hook state: $(cat "$WORK/hook.state" 2>&1)"
+[[ $(readlink "/proc/$(cat "$WORK/hook.pid")/ns/net") != $(readlink /proc/self/ns/net) ]] &&
+  pass "the sandbox has a network namespace of its own" || fail "sandbox in the host netns"
+rt delete --force h1
+add_hook hook "exit 3"
+expect_fail "failing prestart hook" "prestart hook /bin/sh: exit status 3" \
+  rt create -b "$WORK/hook" h2
+if command -v ip >/dev/null && command -v nsenter >/dev/null; then
+  # What Docker's bridge set-up does: an interface moved into the sandbox's namespace.
+  add_hook hook 'pid=$(sed "s/.*\"pid\":\([0-9]*\).*/\1/"); nsenter -t $pid -n ip link add v0 type veth peer name v1'
+  expect_fail "a network interface the guest cannot use" "has the interface v" \
+    rt create -b "$WORK/hook" h3
+fi
+[[ -z $(rt list -q) ]] && pass "failed hooks leave no state" || fail "left: $(rt list -q)"
+
+# --- created -> running -> stopped, kill by name, start twice, delete while running ---
+make_bundle b1 '["sh", "-c", "trap \"exit 9\" TERM; trap \"exit 10\" USR1; echo \"started $FOO $(pwd) $(hostname) $(cat /etc/motd)\"; while :; do sleep 0.1; done"]'
+rt --debug --log "$WORK/debug.log" create --bundle "$WORK/b1" --pid-file "$WORK/b1.pid" c1 \
+  >"$WORK/c1.out" 2>&1
+grep -q "level=debug msg=\"mount of type cgroup at /sys/fs/cgroup is not supported: skipped\"" \
+  "$WORK/debug.log" && pass "--debug logs what config.json asks for and is not applied" ||
+  fail "debug log: $(cat "$WORK/debug.log")"
+pid=$(cat "$WORK/b1.pid" 2>/dev/null)
+[[ -n $pid ]] && kill -0 "$pid" && pass "create wrote the pid file ($pid)" || fail "pid file"
+st=$(rt state c1)
+python3 -c '
+import json,sys
+s=json.loads(sys.argv[1]); assert s["status"]=="created" and s["id"]=="c1", s
+assert s["pid"]==int(sys.argv[2]) and s["bundle"]==sys.argv[3] and s["rootfs"]==sys.argv[3]+"/rootfs", s
+assert s["annotations"]=={"org.example.test":"cli"} and s["created"].endswith("Z") and "ociVersion" in s, s
+' "$st" "$pid" "$WORK/b1" && pass "state: created" || fail "state after create: $st"
+expect_fail "duplicate id" "container c1 already exists" rt create -b "$WORK/b1" c1
+sleep 0.3
+[[ ! -s $WORK/c1.out ]] && pass "init held until start" || fail "ran before start: $(cat "$WORK/c1.out")"
+rt start c1 && pass "start" || fail "start"
+for _ in $(seq 50); do grep -q started "$WORK/c1.out" && break; sleep 0.1; done
+grep -q "started bar /tmp oci-test hello from the bundle" "$WORK/c1.out" &&
+  pass "env, cwd, hostname, a file bind, stdout" ||
+  fail "output: $(cat "$WORK/c1.out")"
+[[ $(status_of c1) == running ]] && pass "state: running" || fail "state: $(status_of c1)"
+expect_fail "start of a started container" "it is running, not created" rt start c1
+expect_fail "delete of a running container" "running: stop it first" rt delete c1
+rt list | grep -q "^c1 .*running" && pass "list" || fail "list: $(rt list)"
+rt list --format json | python3 -c 'import json,sys; assert json.load(sys.stdin)[0]["id"]=="c1"' &&
+  pass "list --format json" || fail "list --format json"
+ps_json=$(rt ps --format json c1)
+python3 -c '
+import json,sys; p=json.loads(sys.argv[1]); assert int(sys.argv[2]) in p and len(p) >= 3, p' "$ps_json" "$pid" &&
+  pass "ps --format json: host PIDs $ps_json" || fail "ps: $ps_json"
+rt ps c1 | grep -q "sentry-stub" && pass "ps (table) shows the stubs" || fail "ps table: $(rt ps c1)"
+rt kill c1 SIGUSR1 && [[ $(reaped "$pid") == "exit 10" ]] && pass "kill by name SIGUSR1 -> exit 10" ||
+  fail "kill SIGUSR1: $(reaped "$pid")"
+[[ $(status_of c1) == stopped ]] && pass "state: stopped" || fail "state: $(status_of c1)"
+expect_fail "kill of a stopped container" "not running" rt kill c1 KILL
+rt delete c1 && pass "delete of a stopped container" || fail "delete c1"
+expect_fail "state after delete" "does not exist" rt state c1
+
+# --- exit statuses seen by the reaper, kill by number, --all ---
+run_and_reap() {  # ID BUNDLE [SIGNAL]: create, start, (kill), print the reaped status
+  rt create -b "$WORK/$2" --pid-file "$WORK/$1.pid" "$1" >/dev/null 2>&1 || { echo "create failed"; return; }
+  rt start "$1"
+  [[ -n ${3:-} ]] && { sleep 0.5; rt kill "$1" "$3"; }
+  reaped "$(cat "$WORK/$1.pid")"
+  rt delete "$1"
+}
+make_bundle exit3 '["sh", "-c", "exit 3"]'
+[[ $(run_and_reap e3 exit3) == "exit 3" ]] && pass "exit 3 through the pid-file process" ||
+  fail "exit 3: $(run_and_reap e3b exit3)"
+[[ $(run_and_reap t15 b1 15) == "exit 9" ]] && pass "kill 15 (by number) reaches the guest's trap" ||
+  fail "kill 15"
+make_bundle exit137 '["sh", "-c", "exit 137"]'
+[[ $(run_and_reap e137 exit137) == "exit 137" ]] && pass "exit 137 stays an exit, not a signal" ||
+  fail "exit 137: $(run_and_reap e137b exit137)"
+make_bundle sleeper '["sleep", "60"]'
+[[ $(run_and_reap k9 sleeper 9) == "signal 9" ]] && pass "kill 9: the reaper sees SIGKILL" ||
+  fail "kill 9"
+rt create -b "$WORK/sleeper" --pid-file "$WORK/ka.pid" ka && rt start ka && rt kill --all ka KILL &&
+  [[ $(reaped "$(cat "$WORK/ka.pid")") == "signal 9" ]] && pass "kill --all KILL" || fail "kill --all"
+rt delete ka
+expect_fail "kill with a bad signal" "unknown signal" rt kill nosuch SIGFOO
+
+# --- delete --force of a running and of a created container ---
+rt create -b "$WORK/sleeper" --pid-file "$WORK/f.pid" f1 && rt start f1
+rt delete --force f1 && ! kill -0 "$(cat "$WORK/f.pid")" 2>/dev/null && [[ -z $(rt list -q) ]] &&
+  pass "delete --force of a running container" || fail "delete --force running"
+rt create -b "$WORK/sleeper" --pid-file "$WORK/f2.pid" f2
+rt delete f2 && [[ $(reaped "$(cat "$WORK/f2.pid")") == "signal 9" ]] &&
+  pass "delete of a created container ends its sandbox" || fail "delete created"
+
+# --- run: foreground exit status and stdio, then the state is gone ---
+make_bundle runb '["sh", "-c", "read x; echo out $x; echo err >&2; exit 4"]'
+out=$(echo piped | rt run -b "$WORK/runb" r1 2>"$WORK/r1.err")
+rc=$?
+[[ $rc == 4 && $out == "out piped" && $(cat "$WORK/r1.err") == err ]] &&
+  pass "run: stdin, stdout, stderr, exit 4" || fail "run: rc=$rc out=$out err=$(cat "$WORK/r1.err")"
+expect_fail "run's state removed" "does not exist" rt state r1
+
+# --- 20 concurrent creates ---
+make_bundle many '["sh", "-c", "echo $(hostname)"]'
+start_s=$(date +%s.%N)
+for i in $(seq 20); do
+  rt create -b "$WORK/many" --pid-file "$WORK/m$i.pid" "m$i" >"$WORK/m$i.out" 2>&1 &
+done
+wait
+created=$(rt list -q | grep -c '^m')
+elapsed=$(python3 -c "import sys; print(f'{float(sys.argv[2])-float(sys.argv[1]):.2f}')" "$start_s" "$(date +%s.%N)")
+[[ $created == 20 ]] && pass "20 concurrent creates (${elapsed}s)" || fail "concurrent creates: $created of 20"
+for i in $(seq 20); do rt start "m$i" & done
+wait
+ok=0
+for i in $(seq 20); do
+  [[ $(reaped "$(cat "$WORK/m$i.pid")") == "exit 0" ]] && grep -q oci-test "$WORK/m$i.out" && ok=$((ok + 1))
+done
+[[ $ok == 20 ]] && pass "20 containers ran and exited 0" || fail "only $ok of 20 ran"
+for i in $(seq 20); do rt delete "m$i" & done
+wait
+[[ -z $(rt list -q) ]] && pass "all deleted" || fail "left: $(rt list -q)"
+
+# --- nothing left behind ---
+left=$(pgrep -f "$WORK/" | grep -v "^$$\$" || true)
+[[ -z $left ]] && pass "no process left" || fail "processes left: $(ps -o pid,cmd -p "$left")"
+
+echo "$failures failure(s)"
+((failures == 0))

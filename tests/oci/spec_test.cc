@@ -1,0 +1,113 @@
+// LoadSpec (runtime-shim/oci/spec.h): config.json to SandboxOptions, and its errors.
+#include "runtime-shim/oci/spec.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+
+namespace sentry::oci {
+namespace {
+
+class SpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/sentry-spec-test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    bundle_ = tmpl;
+    std::filesystem::create_directories(bundle_ + "/rootfs/bin");
+    std::filesystem::create_directories(bundle_ + "/data");
+    std::ofstream(bundle_ + "/rootfs/bin/sh") << "";
+    std::ofstream(bundle_ + "/hosts") << "127.0.0.1 localhost\n";
+    config_ = {{"ociVersion", "1.0.2"},
+               {"root", {{"path", "rootfs"}}},
+               {"process",
+                {{"args", {"sh", "-c", "true"}},
+                 {"env", {"PATH=/bin", "A=1"}},
+                 {"cwd", "/"},
+                 {"user", {{"uid", 1000}, {"gid", 100}}}}},
+               {"hostname", "box"}};
+  }
+  void TearDown() override { std::filesystem::remove_all(bundle_); }
+
+  absl::StatusOr<BundleSpec> Load() {
+    std::ofstream(bundle_ + "/config.json") << config_.dump();
+    return LoadSpec(bundle_);
+  }
+
+  std::string bundle_;
+  nlohmann::json config_;
+};
+
+TEST_F(SpecTest, MapsProcessRootAndHostname) {
+  auto spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const shim::SandboxOptions& o = spec->sandbox;
+  EXPECT_EQ(o.rootfs, std::filesystem::canonical(bundle_ + "/rootfs").string());
+  EXPECT_EQ(o.argv, (std::vector<std::string>{"sh", "-c", "true"}));
+  EXPECT_EQ(o.program, "/bin/sh");  // found on process.env's PATH inside the root
+  EXPECT_EQ(o.env, (std::vector<std::string>{"PATH=/bin", "A=1"}));
+  EXPECT_TRUE(o.env_exact);
+  EXPECT_EQ(o.uid, 1000);
+  EXPECT_EQ(o.gid, 100);
+  EXPECT_EQ(o.hostname, "box");
+}
+
+TEST_F(SpecTest, MapsMounts) {
+  config_["mounts"] = {
+      {{"destination", "/data"}, {"type", "bind"}, {"source", "data"}, {"options", {"ro"}}},
+      {{"destination", "/etc/hosts"}, {"type", "bind"}, {"source", "hosts"}},
+      {{"destination", "/tmp"}, {"type", "tmpfs"}, {"source", "tmpfs"}},
+      {{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
+      {{"destination", "/dev/mqueue"}, {"type", "mqueue"}, {"source", "mqueue"}}};
+  auto spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_EQ(spec->sandbox.binds.size(), 1u);
+  EXPECT_EQ(spec->sandbox.binds[0].guest, "/data");
+  EXPECT_TRUE(spec->sandbox.binds[0].read_only);
+  ASSERT_EQ(spec->sandbox.file_copies.size(), 1u);
+  EXPECT_EQ(spec->sandbox.file_copies[0].guest, "/etc/hosts");
+  EXPECT_EQ(spec->sandbox.tmpfs_mounts, (std::vector<std::string>{"/tmp"}));
+  bool mqueue_logged = false;
+  for (const auto& line : spec->ignored) mqueue_logged |= line.find("/dev/mqueue") != line.npos;
+  EXPECT_TRUE(mqueue_logged);
+}
+
+TEST_F(SpecTest, ErrorsNameTheField) {
+  struct Case {
+    const char* pointer;
+    nlohmann::json value;
+    const char* message;
+  } cases[] = {
+      {"/process/args", "sh", "config.json: process.args: expected an array of strings"},
+      {"/process/args", nlohmann::json::array(), "process.args: expected at least one"},
+      {"/process/args", {"sh", 1}, "process.args[1]: expected a string"},
+      {"/process/cwd", "relative", "process.cwd: expected an absolute path"},
+      {"/process/user/uid", -1, "process.user.uid: expected a number"},
+      {"/root/readonly", "yes", "root.readonly: expected true or false"},
+      {"/root/readonly", true, "root.readonly: a read-only root is not supported yet"},
+      {"/hostname", 7, "hostname: expected a string"},
+      {"/mounts", nlohmann::json::object(), "mounts: expected an array"},
+      {"/process/args", {"nosuch"}, "exec: \"nosuch\": executable file not found in $PATH"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json saved = config_;
+    config_[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    auto spec = Load();
+    EXPECT_FALSE(spec.ok()) << c.pointer;
+    EXPECT_NE(spec.status().message().find(c.message), std::string::npos)
+        << c.pointer << ": " << spec.status();
+    config_ = saved;
+  }
+  config_.erase("root");
+  auto spec = Load();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().message(), "config.json: root.path is missing");
+}
+
+}  // namespace
+}  // namespace sentry::oci
