@@ -329,6 +329,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (!opts.cwd.empty()) so.cwd = opts.cwd;
   so.argv = opts.argv;
   so.uid = opts.uid;
+  so.seccomp_filter = opts.seccomp_filter;
   so.gid = opts.gid;
   if (!opts.env_exact) {
     so.envp = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <linux/filter.h>
+
 #include <string>
 #include <vector>
 
@@ -64,6 +66,9 @@ struct SandboxOptions {
   // controlling terminal, relayed to the caller's (runtime-shim/terminal.h); never: the
   // caller's fds as they are.
   bool tty = true;
+  // A seccomp filter (classic BPF) for the guest init, installed before it runs and
+  // inherited by everything it starts (OCI linux.seccomp); empty: none.
+  std::vector<sock_filter> seccomp_filter;
   // Called once the sandbox is set up (gofer, file system, kernel), just before the guest
   // init executes its program; an error stops there and becomes RunSandbox's error. The OCI
   // `create` holds the container here until `start`.

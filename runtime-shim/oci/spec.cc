@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "runtime-shim/oci/seccomp.h"
 #include "sentry/base/status.h"
 
 namespace sentry::oci {
@@ -300,7 +301,12 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
   SENTRY_RETURN_IF_ERROR(ReadMounts(r, bundle, spec));
   SENTRY_RETURN_IF_ERROR(ReadHooks(r, spec));
   SENTRY_RETURN_IF_ERROR(ReadNetworkNamespace(r, spec));
-  for (const char* unenforced : {"linux.resources", "linux.seccomp", "process.rlimits",
+  if (const json* sc = r.Find("linux.seccomp"); sc != nullptr && !sc->is_null()) {
+    auto prog = CompileSeccompProfile(*sc);
+    if (!prog.ok()) return prog.status();
+    o.seccomp_filter = std::move(*prog);
+  }
+  for (const char* unenforced : {"linux.resources", "process.rlimits",
                                  "linux.sysctl", "linux.maskedPaths", "linux.readonlyPaths"}) {
     if (r.Find(unenforced) != nullptr) {
       spec.ignored.push_back(std::string(unenforced) + " is not applied yet");

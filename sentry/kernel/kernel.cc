@@ -114,6 +114,10 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
     }
     init->fs_->set_cwd(*cwd);
   }
+  if (!opts.seccomp_filter.empty()) {
+    auto r = InstallInitialSeccomp(*init, std::move(opts.seccomp_filter));
+    if (!r.ok()) return absl::InvalidArgumentError("the seccomp profile is not a valid filter");
+  }
 
   // init's thread creates its address space itself: that thread becomes the stub's tracer.
   std::promise<Result<void>> started;

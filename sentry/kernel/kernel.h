@@ -364,6 +364,8 @@ class Kernel {
     // init's uid and gid; -1: the caller's.
     int64_t uid = -1;
     int64_t gid = -1;
+    // A seccomp filter init starts with (seccomp.h), as if it had installed it; empty: none.
+    std::vector<sock_filter> seccomp_filter;
   };
   // Starts init (PID 1), waits until every task has exited, returns init's wait status.
   absl::StatusOr<int> Run(StartOptions opts);

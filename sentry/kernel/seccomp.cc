@@ -368,6 +368,16 @@ Result<uint64_t> SetModeStrict(Task& t) {
 
 }  // namespace
 
+Result<void> InstallInitialSeccomp(Task& t, std::vector<sock_filter> prog) {
+  auto f = std::make_shared<SeccompFilter>();
+  f->prog = SENTRY_TRY(CheckSeccompProgram(std::move(prog)));
+  f->path_insns = static_cast<uint32_t>(f->prog.size());
+  absl::MutexLock l(&t.kernel().mu());
+  t.seccomp_ = {SECCOMP_MODE_FILTER, std::move(f)};
+  t.seccomp_on_.store(true);
+  return Ok();
+}
+
 Result<uint64_t> SeccompSyscall(Task& t, unsigned op, unsigned flags, uint64_t args) {
   switch (op) {
     case SECCOMP_SET_MODE_STRICT:

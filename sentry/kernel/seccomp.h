@@ -49,6 +49,9 @@ uint32_t RunSeccompProgram(const std::vector<sock_filter>& prog, const uint8_t (
 // queued as the action requires).
 std::optional<int64_t> SeccompCheckSyscall(Task& t);
 
+// Gives `t`, which has not run yet, the filter `prog` (checked as seccomp(2) would).
+Result<void> InstallInitialSeccomp(Task& t, std::vector<sock_filter> prog);
+
 // seccomp(2) and the two prctl options.
 Result<uint64_t> SeccompSyscall(Task& t, unsigned op, unsigned flags, uint64_t args);
 Result<uint64_t> SeccompPrctlSet(Task& t, uint64_t mode, uint64_t filter);

@@ -98,6 +98,21 @@ out=$("${RUN[@]}" -v "$work/vol:/mnt:ro" $IMG sh -c 'cat /mnt/f; (echo x >/mnt/g
 [[ $out == $'from-host\nro' ]] && pass "-v host:guest:ro" || fail "-v: $out"
 out=$("${RUN[@]}" --tmpfs /scratch $IMG sh -c 'echo x >/scratch/f && mount | grep -c " /scratch "')
 [[ $out == 1 ]] && pass "--tmpfs" || fail "--tmpfs: $out"
+# Seccomp: Docker's default profile and a custom one are the guest's filter (run in the
+# Sentry); unconfined means none.
+out=$("${RUN[@]}" $IMG sh -c 'grep "^Seccomp:" /proc/self/status; ls / >/dev/null && echo works')
+[[ $out == $'Seccomp:\t2\nworks' ]] && pass "Docker's default seccomp profile applied" ||
+  fail "default profile: $out"
+cat >"$work/deny-mkdir.json" <<'JSON'
+{"defaultAction": "SCMP_ACT_ALLOW",
+ "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}
+JSON
+out=$("${RUN[@]}" --security-opt seccomp="$work/deny-mkdir.json" $IMG \
+      sh -c 'mkdir /tmp/d 2>&1; echo rc=$?; touch /tmp/f && echo touch-ok')
+[[ $out == *"Operation not permitted"*$'\nrc=1\ntouch-ok' ]] && pass "a custom seccomp profile" ||
+  fail "custom profile: $out"
+out=$("${RUN[@]}" --security-opt seccomp=unconfined $IMG grep "^Seccomp:" /proc/self/status)
+[[ $out == $'Seccomp:\t0' ]] && pass "seccomp=unconfined" || fail "unconfined: $out"
 err=$("${RUN[@]}" $IMG /nonexistent 2>&1)
 rc=$?
 [[ $rc != 0 && $err == *'exec: "/nonexistent": stat /nonexistent: no such file or directory'* ]] &&
