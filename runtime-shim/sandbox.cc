@@ -92,17 +92,6 @@ Result<vfs::Path> MakeDirs(vfs::Vfs& v, const vfs::Context& ctx, const std::stri
   return v.Resolve(ctx, ctx.root, path.empty() ? "/" : path, true);
 }
 
-// Writing set-up files into the in-memory layer never waits.
-class NoBlocker final : public Blocker {
- public:
-  Waiter& waiter() override { return waiter_; }
-  Result<void> Wait(absl::Time) override { return Errno(EAGAIN); }
-  Result<int> WaitHostFd(int, short, absl::Time) override { return Errno(EAGAIN); }
-
- private:
-  Waiter waiter_;
-};
-
 // Copies host file `host` to the guest path `guest` (SandboxOptions::file_copies).
 absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string& host,
                         const std::string& guest) {
@@ -113,7 +102,7 @@ absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string&
   if (auto r = MakeDirs(v, ctx, dir); !r.ok()) return Err("mkdir " + dir, r.error());
   auto f = v.Open(ctx, ctx.root, guest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!f.ok()) return Err("create " + guest, f.error());
-  NoBlocker b;
+  NoWaitBlocker b;
   auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
   auto n = (*f)->PWrite(b, span, 0);
   if (!n.ok()) return Err("write " + guest, n.error());

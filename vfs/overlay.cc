@@ -24,17 +24,6 @@
 namespace sentry::vfs {
 namespace {
 
-// Copy-up never waits: both layers are memory or host files.
-class NoBlocker final : public Blocker {
- public:
-  Waiter& waiter() override { return waiter_; }
-  Result<void> Wait(absl::Time) override { return Errno(EAGAIN); }
-  Result<int> WaitHostFd(int, short, absl::Time) override { return Errno(EAGAIN); }
-
- private:
-  Waiter waiter_;
-};
-
 struct OverlaySuper {
   absl::Mutex mu_;
   dev_t dev;
@@ -313,7 +302,7 @@ class OverlayInode final : public Inode {
     FileRef dst = SENTRY_TRY(to.Open(O_WRONLY));
     std::vector<uint8_t> buf(1 << 20);
     uint64_t off = 0;
-    NoBlocker nb;
+    NoWaitBlocker nb;
     for (;;) {
       size_t n = SENTRY_TRY(src->PRead(nb, buf, off));
       if (n == 0) break;

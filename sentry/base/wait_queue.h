@@ -149,4 +149,16 @@ class Blocker {
                                  absl::Time deadline = absl::InfiniteFuture()) = 0;
 };
 
+// A Blocker for work that must never wait (copy-up, writing set-up files into the in-memory
+// layer): every wait fails at once with EAGAIN.
+class NoWaitBlocker final : public Blocker {
+ public:
+  Waiter& waiter() override { return waiter_; }
+  Result<void> Wait(absl::Time) override { return Errno(EAGAIN); }
+  Result<int> WaitHostFd(int, short, absl::Time) override { return Errno(EAGAIN); }
+
+ private:
+  Waiter waiter_;
+};
+
 }  // namespace sentry
