@@ -356,6 +356,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   } else {
     std::optional<SignalForwarder> forwarder;
     if (opts.forward_signals) forwarder.emplace(k);
+    std::shared_ptr<void> attached;
+    if (opts.attach) attached = opts.attach(k);
     status = k.Run(so);
   }
   if (terminal) terminal->Finish();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <linux/filter.h>
 
 #include <string>
@@ -11,6 +12,10 @@
 #include "absl/status/statusor.h"
 #include "gofer/submounts.h"
 #include "netstack/policy.h"
+
+namespace sentry::kernel {
+class Kernel;
+}
 
 namespace sentry::shim {
 
@@ -73,6 +78,9 @@ struct SandboxOptions {
   // init executes its program; an error stops there and becomes RunSandbox's error. The OCI
   // `create` holds the container here until `start`.
   std::function<absl::Status()> before_start;
+  // Called with the kernel just before the guest init starts; what it returns lives until
+  // the sandbox's last task has exited (the OCI runtime's control socket: exec, pause).
+  std::function<std::shared_ptr<void>(kernel::Kernel&)> attach;
   // From the guest init's start until it exits, catchable signals sent to this host process
   // (SIGTERM, SIGINT, SIGHUP, SIGUSR1, ...) are sent on to the guest init, as `kill` of an
   // OCI container expects. SIGKILL still ends the whole sandbox.

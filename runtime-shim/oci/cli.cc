@@ -159,7 +159,38 @@ int Main(int argc, char** argv) {
   install->add_option("--runtime-arg", runtime_args, "a global flag Docker passes (repeatable)");
   install->callback([&] { result = Install(daemon_json, runtime_name, runtime_args); });
 
-  for (const char* name : {"exec", "pause", "resume", "update", "events"}) {
+  ExecFlags ef;
+  CLI::App* exec = app.add_subcommand("exec", "run a process in a running container");
+  exec->add_option("-p,--process", ef.process, "process.json to run (instead of args)");
+  exec->add_option("--console-socket", ef.console_socket,
+                   "socket for the terminal's master (terminals are not supported yet)");
+  exec->add_option("--pid-file", ef.pid_file, "file to write the process's host PID to");
+  exec->add_option("--cwd", ef.cwd, "working directory in the container");
+  exec->add_option("-e,--env", ef.env, "KEY=VALUE for the process (repeatable)");
+  exec->add_option("-u,--user", ef.user, "UID[:GID]");
+  exec->add_option("-g,--additional-gids", ef.additional_gids, "supplementary group");
+  exec->add_option("-c,--cap", ef.caps, "accepted; capabilities are the container's");
+  exec->add_option("--process-label", ef.process_label, "accepted (no SELinux)");
+  exec->add_option("--apparmor", ef.apparmor, "accepted (no AppArmor)");
+  exec->add_flag("-t,--tty", ef.tty, "a terminal for the process (not supported yet)");
+  exec->add_flag("-d,--detach", ef.detach, "do not wait for the process");
+  exec->add_flag("--no-new-privs", ef.no_new_privs, "set no_new_privs");
+  exec->add_flag("--ignore-paused", ef.ignore_paused, "exec even if the container is paused");
+  exec->add_option("--preserve-fds", ef.preserve_fds, "accepted; extra fds are not passed");
+  exec->add_option("container-id", ef.id, "the container's id")->required();
+  exec->add_option("command", ef.args, "the command and its arguments");
+  exec->positionals_at_end();
+  exec->callback([&] { result = Exec(g, ef, &exit_code); });
+
+  CLI::App* pause = app.add_subcommand("pause", "freeze every process of a container");
+  pause->add_option("container-id", id)->required();
+  pause->callback([&] { result = Pause(g, id); });
+
+  CLI::App* resume = app.add_subcommand("resume", "thaw a paused container");
+  resume->add_option("container-id", id)->required();
+  resume->callback([&] { result = Resume(g, id); });
+
+  for (const char* name : {"update", "events"}) {
     CLI::App* c = app.add_subcommand(name, std::string(name) + " (not implemented yet)");
     c->allow_extras();
     c->callback([&, name] {

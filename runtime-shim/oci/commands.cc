@@ -194,9 +194,9 @@ absl::Status Delete(const Globals& g, const std::string& id, bool force) {
     return absl::OkStatus();
   }
   Status s = c->CurrentStatus();
-  if (s == Status::kRunning && !force) {
-    return absl::FailedPreconditionError("cannot delete container " + id +
-                                         " that is running: stop it first or use --force");
+  if ((s == Status::kRunning || s == Status::kPaused) && !force) {
+    return absl::FailedPreconditionError("cannot delete container " + id + " that is " +
+                                         StatusName(s) + ": stop it first or use --force");
   }
   if (s != Status::kStopped) {
     kill(c->state().pid, SIGKILL);

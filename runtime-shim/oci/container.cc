@@ -67,6 +67,8 @@ const char* StatusName(Status s) {
       return "created";
     case Status::kRunning:
       return "running";
+    case Status::kPaused:
+      return "paused";
     case Status::kStopped:
       return "stopped";
   }
@@ -181,7 +183,20 @@ absl::Status Container::Save() const {
 Status Container::CurrentStatus() const {
   if (!ProcessAlive(state_.pid, state_.pid_start)) return Status::kStopped;
   if (access(FifoPath().c_str(), F_OK) == 0) return Status::kCreated;
+  if (access((dir_ + "/paused").c_str(), F_OK) == 0) return Status::kPaused;
   return Status::kRunning;
+}
+
+absl::Status Container::SetPaused(bool paused) {
+  std::string marker = dir_ + "/paused";
+  if (!paused) {
+    if (unlink(marker.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink " + marker);
+    return absl::OkStatus();
+  }
+  int fd = open(marker.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create " + marker);
+  close(fd);
+  return absl::OkStatus();
 }
 
 absl::Status Container::Remove() {

@@ -12,7 +12,7 @@
 
 namespace sentry::oci {
 
-enum class Status { kCreated, kRunning, kStopped };
+enum class Status { kCreated, kRunning, kPaused, kStopped };
 const char* StatusName(Status s);
 
 // What state.json holds.
@@ -44,9 +44,12 @@ class Container {
   ContainerState& state() { return state_; }
 
   absl::Status Save() const;
-  // created while the sandbox process waits on exec.fifo, running after `start`, stopped
+  // created while the sandbox process waits on exec.fifo, running after `start` (paused
+  // between `pause` and `resume`), stopped
   // once the process has exited (even if its parent has not reaped it yet).
   Status CurrentStatus() const;
+  // `pause` and `resume` record the state here (a file "paused" in the directory).
+  absl::Status SetPaused(bool paused);
   // Removes the directory; the object must not be used afterwards.
   absl::Status Remove();
 

@@ -14,6 +14,7 @@
 
 #include "nlohmann/json.hpp"
 #include "runtime-shim/oci/container.h"
+#include "runtime-shim/oci/control.h"
 #include "runtime-shim/oci/hooks.h"
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/oci/spec.h"
@@ -42,24 +43,6 @@ absl::Status WaitForStart(const std::string& fifo) {
   close(fd);
   if (n != 1) return absl::CancelledError("the container was deleted before it started");
   return absl::OkStatus();
-}
-
-// Ends this process the way the guest init ended (wait status `status`): the same exit code,
-// or death by the same signal (without a core file), so that whoever waits for the sandbox
-// process sees what a runc container's init would show.
-[[noreturn]] void ExitLikeGuest(int status) {
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    raise(sig);
-  }
-  _exit(WEXITSTATUS(status));
 }
 
 // Reports a set-up failure to `create` and ends the sandbox process.
@@ -103,6 +86,14 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
     return WaitForStart(fifo);
   };
   spec.sandbox.forward_signals = true;
+  // exec, pause and resume reach this sandbox through its control socket.
+  std::string dir = fifo.substr(0, fifo.rfind('/'));
+  auto control = ListenControl(dir);
+  if (!control.ok()) SetupFailed(std::string(control.status().message()));
+  spec.sandbox.attach = [fd = *control, filter = spec.sandbox.seccomp_filter](
+                            kernel::Kernel& k) -> std::shared_ptr<void> {
+    return std::make_shared<ControlServer>(k, fd, filter);
+  };
   // A container's terminal is process.terminal with --console-socket, never ours.
   spec.sandbox.tty = false;
   int wait_status = 0;
@@ -128,16 +119,6 @@ std::string ReadAll(int fd) {
     out.append(buf, n);
   }
   return out;
-}
-
-absl::Status WriteFileAtomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("open " + tmp);
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  close(fd);
-  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("write " + path);
-  return absl::OkStatus();
 }
 
 // Runs the hooks create runs (prestart, createRuntime, createContainer), then checks that the
@@ -216,7 +197,7 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   absl::Status finished = c.Save();
   if (finished.ok()) finished = RunCreateHooks(spec, st);
   if (finished.ok() && !f.pid_file.empty()) {
-    finished = WriteFileAtomic(f.pid_file, std::to_string(pid));
+    finished = WritePidFile(f.pid_file, pid);
   }
   if (!finished.ok()) {
     kill(pid, SIGKILL);
@@ -229,6 +210,32 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
 pid_t g_run_child = 0;
 
 }  // namespace
+
+[[noreturn]] void ExitLikeGuest(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    raise(sig);
+  }
+  _exit(WEXITSTATUS(status));
+}
+
+absl::Status WritePidFile(const std::string& path, pid_t pid) {
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("open " + tmp);
+  std::string text = std::to_string(pid);
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) return ErrnoStatus("write " + path);
+  return absl::OkStatus();
+}
 
 absl::Status Create(const Globals& g, const CreateFlags& f) {
   return CreateContainer(g, f).status();

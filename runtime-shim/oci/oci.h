@@ -42,6 +42,25 @@ struct CreateFlags {
   bool keep = false;    // run only: keep the state after the container exits
 };
 
+struct ExecFlags {
+  std::string id;
+  std::string process;            // --process FILE (a process.json); else the args below
+  std::vector<std::string> args;  // the command, after the container id
+  std::string console_socket;
+  std::string pid_file;
+  std::string cwd;
+  std::string user;  // UID[:GID]
+  std::vector<std::string> env;
+  std::vector<std::string> additional_gids;
+  std::vector<std::string> caps;  // accepted; the Sentry's guests keep their capability sets
+  std::string process_label, apparmor;  // accepted, as runc without SELinux or AppArmor
+  bool tty = false;
+  bool detach = false;
+  bool no_new_privs = false;
+  bool ignore_paused = false;
+  int preserve_fds = 0;
+};
+
 absl::Status Create(const Globals& g, const CreateFlags& f);
 absl::Status Start(const Globals& g, const std::string& id);
 // Creates, starts and (unless detached) waits; `exit_code` is the container's exit status.
@@ -50,6 +69,12 @@ absl::Status State(const Globals& g, const std::string& id);
 absl::Status List(const Globals& g, const std::string& format, bool quiet);
 absl::Status Kill(const Globals& g, const std::string& id, const std::string& signal, bool all);
 absl::Status Delete(const Globals& g, const std::string& id, bool force);
+// Starts a process in a running container; without --detach, waits for it and sets
+// `exit_code` to its exit status.
+absl::Status Exec(const Globals& g, const ExecFlags& f, int* exit_code);
+// Freezes every process of the container until `resume`.
+absl::Status Pause(const Globals& g, const std::string& id);
+absl::Status Resume(const Globals& g, const std::string& id);
 // The host PIDs of the container's processes: the Sentry, the gofer and one stub per guest
 // process (all descendants of the sandbox process).
 absl::Status Ps(const Globals& g, const std::string& id, const std::string& format);
@@ -58,6 +83,13 @@ absl::Status Features();
 // Adds (or replaces) runtimes.RUNTIME in Docker's daemon.json, pointing at this binary.
 absl::Status Install(const std::string& config, const std::string& runtime,
                      const std::vector<std::string>& runtime_args);
+
+// Ends this process the way a guest process ended (wait status `status`): the same exit code,
+// or death by the same signal (without a core file), so that whoever waits for this process
+// sees what a runc container's process would show.
+[[noreturn]] void ExitLikeGuest(int status);
+// Writes `pid` to `path` atomically (a temporary file renamed into place).
+absl::Status WritePidFile(const std::string& path, pid_t pid);
 
 // The CLI: parses argv (global flags, then a subcommand) and returns the exit code.
 int Main(int argc, char** argv);

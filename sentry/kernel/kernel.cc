@@ -9,6 +9,7 @@
 
 #include "sentry/base/host_thread.h"
 #include "sentry/base/logging.h"
+#include "sentry/base/status.h"
 #include "sentry/base/timer_queue.h"
 #include "sentry/kernel/futex.h"
 #include "sentry/kernel/host_limits.h"
@@ -74,87 +75,149 @@ void Kernel::TaskThreadDone() {
   live_threads_--;
 }
 
-absl::StatusOr<int> Kernel::Run(StartOptions opts) {
+absl::StatusOr<std::shared_ptr<Task>> Kernel::NewProcess(StartOptions& opts) {
   auto tg = std::make_shared<ThreadGroup>();
-  std::shared_ptr<Task> init;
+  std::shared_ptr<Task> task;
   {
     absl::MutexLock l(&mu_);
     int pid = AllocPid();
-    init = std::make_shared<Task>(*this, pid);
+    task = std::make_shared<Task>(*this, pid);
     tg->tgid = tg->pgid = tg->sid = pid;
-    tg->leader = init.get();
-    tg->tasks.push_back(init.get());
+    tg->leader = task.get();
+    tg->tasks.push_back(task.get());
     tg->handlers = std::make_shared<SignalHandlers>();
     tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : getuid(),
                                      opts.gid >= 0 ? opts.gid : getgid());
+    if (!opts.groups.empty()) tg->creds.groups = opts.groups;
     for (int r = 0; r < abi::kNumRlimits; r++) {
       struct rlimit rl;
       getrlimit(r, &rl);
       tg->rlimits[r] = {rl.rlim_cur, rl.rlim_max};
     }
     tg->rlimits[RLIMIT_NOFILE] = opts.nofile;
-    init->sched_ = InitialSchedState();
-    init->tg_ = tg;
+    task->sched_ = InitialSchedState();
+    task->tg_ = tg;
+    tg->on_exit = std::move(opts.on_exit);
     groups_[pid] = tg;
     tg->timers.UpdateRlimitCpu(*this, *tg);
-    Register(init);
+    Register(task);
   }
-  init->fds_ = std::make_shared<vfs::FdTable>();
+  // Until it runs, a failure below must take the half-made process out of the tables.
+  auto discard = [&] {
+    absl::MutexLock l(&mu_);
+    tasks_.erase(task->tid());
+    groups_.erase(tg->tgid);
+  };
+  task->fds_ = std::make_shared<vfs::FdTable>();
   for (size_t fd = 0; fd < opts.stdio.size(); fd++) {
-    (void)init->fds_->Set(static_cast<int>(fd), opts.stdio[fd], false, 1024);
+    (void)task->fds_->Set(static_cast<int>(fd), opts.stdio[fd], false, 1024);
   }
-  {
-    vfs::Path root = vfs_->Root();
-    init->fs_ = std::make_shared<FsContext>(root, root);
-    vfs::Context ctx = init->VfsContext();
-    auto cwd = vfs_->Resolve(ctx, root, opts.cwd, true);
-    if (!cwd.ok() || !cwd->inode()->IsDir()) {
-      return absl::NotFoundError("working directory " + opts.cwd + ": " +
-                                 (cwd.ok() ? "not a directory" : strerror(cwd.error().code())));
-    }
-    init->fs_->set_cwd(*cwd);
+  vfs::Path root = vfs_->Root();
+  task->fs_ = std::make_shared<FsContext>(root, root);
+  vfs::Context ctx = task->VfsContext();
+  auto cwd = vfs_->Resolve(ctx, root, opts.cwd, true);
+  if (!cwd.ok() || !cwd->inode()->IsDir()) {
+    discard();
+    return absl::NotFoundError("working directory " + opts.cwd + ": " +
+                               (cwd.ok() ? "not a directory" : strerror(cwd.error().code())));
   }
+  task->fs_->set_cwd(*cwd);
   if (!opts.seccomp_filter.empty()) {
-    auto r = InstallInitialSeccomp(*init, std::move(opts.seccomp_filter));
-    if (!r.ok()) return absl::InvalidArgumentError("the seccomp profile is not a valid filter");
+    auto r = InstallInitialSeccomp(*task, std::move(opts.seccomp_filter));
+    if (!r.ok()) {
+      discard();
+      return absl::InvalidArgumentError("the seccomp profile is not a valid filter");
+    }
   }
+  return task;
+}
 
-  // init's thread creates its address space itself: that thread becomes the stub's tracer.
+absl::Status Kernel::StartProcess(std::shared_ptr<Task> task, const StartOptions& opts) {
+  // The task's thread creates its address space itself: that thread becomes the stub's
+  // tracer.
   std::promise<Result<void>> started;
   auto started_future = started.get_future();
   TaskThreadStarted();
-  bool started_thread = StartHostThread([&, init]() {
-    init->BindHostThread();
-    auto r = loader::Exec(*init, opts.path, opts.argv, opts.envp);
+  bool started_thread = StartHostThread([&, task]() {
+    task->BindHostThread();
+    auto r = loader::Exec(*task, opts.path, opts.argv, opts.envp);
     started.set_value(r);
     if (!r.ok()) {
-      init->SetExiting(ExitStatus(127));
+      task->SetExiting(ExitStatus(127));
       {
         absl::MutexLock l(&mu_);
-        init->tg_->exiting = true;
-        init->tg_->exit_status = ExitStatus(127);
+        task->tg_->exiting = true;
+        task->tg_->exit_status = ExitStatus(127);
+        task->tg_->on_exit = nullptr;  // the caller hears of the failure from us instead
       }
-      init->Exit();
+      task->Exit();
       TaskThreadDone();
       return;
     }
-    init->Run();
+    task->Run();
   });
   if (!started_thread) {
     TaskThreadDone();
-    return absl::ResourceExhaustedError("cannot start a thread for init");
+    absl::MutexLock l(&mu_);
+    tasks_.erase(task->tid());
+    groups_.erase(task->tg_->tgid);
+    return absl::ResourceExhaustedError("cannot start a host thread for the process");
   }
   Result<void> r = started_future.get();
   if (!r.ok()) {
-    absl::MutexLock l(&threads_mu_);
-    threads_mu_.Await(absl::Condition(
-        +[](int* n) { return *n == 0; }, &live_threads_));
     return absl::Status(absl::ErrnoToStatus(r.error().code(), opts.path).code(),
                         opts.path + ": " + strerror(r.error().code()));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> Kernel::Run(StartOptions opts) {
+  auto init = NewProcess(opts);
+  if (!init.ok()) return init.status();
+  absl::Status started = StartProcess(std::move(*init), opts);
   absl::MutexLock l(&threads_mu_);
   threads_mu_.Await(absl::Condition(+[](int* n) { return *n == 0; }, &live_threads_));
+  if (!started.ok()) return started;
   return init_status();
+}
+
+absl::StatusOr<int> Kernel::Spawn(StartOptions opts) {
+  {
+    absl::MutexLock l(&mu_);
+    ThreadGroup* init = GroupByTgid(1);
+    if (init == nullptr || init->exiting) {
+      return absl::FailedPreconditionError("the sandbox's init has exited");
+    }
+  }
+  auto task = NewProcess(opts);
+  if (!task.ok()) return task.status();
+  int pid = (*task)->tid();
+  SENTRY_RETURN_IF_ERROR(StartProcess(std::move(*task), opts));
+  return pid;
+}
+
+void Kernel::Freeze() {
+  absl::MutexLock l(&mu_);
+  if (frozen_) return;
+  frozen_ = true;
+  for (auto& [tid, t] : tasks_) t->Interrupt();
+  // Like the cgroup freezer's FROZEN: wait (briefly) until every task has parked; a task in
+  // a long host call (a gofer round trip) parks when it returns.
+  auto all_parked = +[](Kernel* k) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    for (auto& [tid, t] : k->tasks_) {
+      ThreadGroup& tg = *t->tg_;
+      if (!t->frozen_ && !t->group_stopped_ && !tg.exiting && !tg.zombie) return false;
+    }
+    return true;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(all_parked, this), absl::Seconds(1));
+}
+
+void Kernel::Thaw() {
+  absl::MutexLock l(&mu_);
+  if (!frozen_) return;
+  frozen_ = false;
+  for (auto& [tid, t] : tasks_) t->Interrupt();
 }
 
 }  // namespace sentry::kernel

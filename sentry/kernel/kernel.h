@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -134,6 +135,9 @@ class ThreadGroup {
   bool stop_to_report = false;      // for WUNTRACED
   bool continue_to_report = false;  // for WCONTINUED
   bool subreaper = false;
+  // For a process no guest process is the parent of (Kernel::Spawn): called with the wait
+  // status when it exits, under Kernel::mu_; it must not block.
+  std::function<void(int)> on_exit;
 
   // CPU time (cputime.h), as Linux's signal->utime/stime and cutime/cstime: of the threads
   // that have left the group, and of the children reaped by wait (each child's own time plus
@@ -293,6 +297,7 @@ class Task final : public Blocker {
   abi::SigSet real_blocked_ = 0;  // the mask rt_sigtimedwait lifted while it waits
   PendingSignals pending_;
   bool group_stopped_ = false;  // this thread has parked for a group stop
+  bool frozen_ = false;         // this thread has parked while the kernel is frozen
   bool exec_kill_ = false;      // another thread of the group is exec'ing: leave quietly
   int pdeathsig_ = 0;
   SchedState sched_;                     // sched_*, nice, affinity, ioprio (sched.h)
@@ -364,11 +369,26 @@ class Kernel {
     // init's uid and gid; -1: the caller's.
     int64_t uid = -1;
     int64_t gid = -1;
+    // Supplementary groups; empty: none.
+    std::vector<uint32_t> groups;
     // A seccomp filter init starts with (seccomp.h), as if it had installed it; empty: none.
     std::vector<sock_filter> seccomp_filter;
+    // Spawn only: called with the wait status when the process exits (ThreadGroup::on_exit).
+    std::function<void(int)> on_exit;
   };
   // Starts init (PID 1), waits until every task has exited, returns init's wait status.
   absl::StatusOr<int> Run(StartOptions opts);
+  // Starts one more process in the running sandbox, as `runc exec` does in a container: a
+  // leader of its own session whose parent is outside the sandbox (getppid() is 0), so that
+  // no guest process waits for it; opts.on_exit hears of its end. Returns its PID once it has
+  // exec'd, or why it could not (init has exited; the program or cwd is not there).
+  absl::StatusOr<int> Spawn(StartOptions opts);
+  // pause and resume (the cgroup freezer's job for runc): every task parks at its next
+  // return to the guest, blocking syscalls restart transparently, as for a group stop.
+  // Freeze waits up to a second for the tasks to park.
+  void Freeze();
+  void Thaw();
+  bool frozen() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return frozen_; }
 
   platform::Platform& platform() { return *platform_; }
   // The most guest tasks there may be at once: clone and fork fail with EAGAIN past it.
@@ -459,6 +479,11 @@ class Kernel {
   std::map<int, std::shared_ptr<Task>> tasks_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::shared_ptr<ThreadGroup>> groups_ ABSL_GUARDED_BY(mu_);
   int init_status_ ABSL_GUARDED_BY(mu_) = 0;
+  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Run and Spawn: a process made but not started, then started.
+  absl::StatusOr<std::shared_ptr<Task>> NewProcess(StartOptions& opts);
+  absl::Status StartProcess(std::shared_ptr<Task> task, const StartOptions& opts);
 
   absl::Mutex threads_mu_;
   int live_threads_ ABSL_GUARDED_BY(threads_mu_) = 0;

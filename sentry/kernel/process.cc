@@ -114,6 +114,7 @@ void Kernel::TaskExited(Task& t) {
                                  : abi::kCLD_EXITED;
   int value = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
   if (parent == nullptr) {
+    if (tg.on_exit) std::exchange(tg.on_exit, nullptr)(status);
     if (!is_init) groups_.erase(tg.tgid);  // `tg` was notified above, as a zombie
     return;
   }

@@ -74,6 +74,7 @@ bool Kernel::SignalPending(Task& t) {
   ThreadGroup& tg = *t.tg_;
   if (tg.exiting || t.exec_kill_) return true;
   if (tg.stopped && !t.group_stopped_) return true;
+  if (frozen_ && !t.frozen_) return true;
   return ((t.pending_.set | tg.pending.set) & ~t.mask_) != 0;
 }
 
@@ -246,6 +247,16 @@ void Task::HandleSignals(bool after_syscall, int64_t ret) {
           k_.mu().Lock();
         }
         group_stopped_ = false;
+        continue;
+      }
+      if (k_.frozen_) {
+        frozen_ = true;
+        while (k_.frozen_ && !tg_->exiting && !exec_kill_) {
+          k_.mu().Unlock();
+          waiter_.WaitUntil(absl::InfiniteFuture());
+          k_.mu().Lock();
+        }
+        frozen_ = false;
         continue;
       }
       auto next = k_.DequeueSignal(*this, mask_);

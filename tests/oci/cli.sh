@@ -115,7 +115,7 @@ expect_fail "unknown subcommand flag" "unknown flag --bogus for list" rt list --
 expect_fail "unknown command" 'unknown command "frobnicate"' rt frobnicate
 expect_fail "checkpoint" "not supported" rt checkpoint x
 expect_fail "restore" "not supported" rt restore x
-expect_fail "exec (not built)" "not implemented" rt exec x true
+expect_fail "update (not built)" "not implemented" rt update x
 rm -f "$WORK/log.json"
 rt --log "$WORK/log.json" --log-format json --bogus list 2>/dev/null
 python3 -c '
@@ -227,6 +227,39 @@ python3 -c '
 import json,sys; p=json.loads(sys.argv[1]); assert int(sys.argv[2]) in p and len(p) >= 3, p' "$ps_json" "$pid" &&
   pass "ps --format json: host PIDs $ps_json" || fail "ps: $ps_json"
 rt ps c1 | grep -q "sentry-stub" && pass "ps (table) shows the stubs" || fail "ps table: $(rt ps c1)"
+# --- exec, into the running c1 ---
+out=$(rt exec c1 sh -c 'echo "$FOO $(pwd) $PPID"; echo err >&2; exit 4' 2>"$WORK/exec.err")
+rc=$?
+[[ $rc == 4 && $out == "bar /tmp 0" && $(cat "$WORK/exec.err") == err ]] &&
+  pass "exec: the container's env and cwd, ppid 0, stdout, stderr, exit 4" ||
+  fail "exec: rc=$rc out=$out err=$(cat "$WORK/exec.err")"
+out=$(echo through-stdin | rt exec c1 cat)
+[[ $out == through-stdin ]] && pass "exec: stdin" || fail "exec stdin: $out"
+cat >"$WORK/process.json" <<'JSON'
+{"user": {"uid": 1000, "gid": 1000, "additionalGids": [1000, 44]}, "args": ["sh", "-c", "id; echo $X; pwd"],
+ "env": ["PATH=/bin", "X=from-process-json"], "cwd": "/", "terminal": false}
+JSON
+out=$(rt exec --process "$WORK/process.json" c1)
+[[ $out == $'uid=1000 gid=1000 groups=1000,44\nfrom-process-json\n/' ]] &&
+  pass "exec --process (user, additionalGids, env, cwd)" || fail "exec --process: $out"
+out=$(rt exec -u 7:8 -e Y=1 --cwd / c1 sh -c 'echo $(id -u) $(id -g) $Y $(pwd)')
+[[ $out == "7 8 1 /" ]] && pass "exec --user --env --cwd" || fail "exec flags: $out"
+rt exec -d --pid-file "$WORK/x5.pid" c1 sh -c 'sleep 0.2; exit 5' &&
+  [[ $(reaped "$(cat "$WORK/x5.pid")") == "exit 5" ]] &&
+  pass "exec --detach: the pid-file process ends with the guest's status" ||
+  fail "exec -d: $(reaped "$(cat "$WORK/x5.pid" 2>/dev/null)")"
+rt exec -d --pid-file "$WORK/xt.pid" c1 sleep 60
+sleep 0.3
+kill -TERM "$(cat "$WORK/xt.pid")"
+[[ $(reaped "$(cat "$WORK/xt.pid")") == "signal 15" ]] &&
+  pass "a signal to the exec'd process's host PID reaches the guest process" ||
+  fail "exec SIGTERM: $(reaped "$(cat "$WORK/xt.pid")")"
+expect_fail "exec of a missing program" 'exec: "nosuchprog": executable file not found in $PATH' \
+  rt exec c1 nosuchprog
+expect_fail "exec into an unknown container" "container nosuch does not exist" rt exec nosuch true
+expect_fail "exec with a terminal (not built)" "not supported yet" rt exec -t c1 true
+[[ $(status_of c1) == running ]] && pass "c1 still running after the execs" || fail "c1: $(status_of c1)"
+
 rt kill c1 SIGUSR1 && [[ $(reaped "$pid") == "exit 10" ]] && pass "kill by name SIGUSR1 -> exit 10" ||
   fail "kill SIGUSR1: $(reaped "$pid")"
 [[ $(status_of c1) == stopped ]] && pass "state: stopped" || fail "state: $(status_of c1)"
@@ -257,6 +290,34 @@ rt create -b "$WORK/sleeper" --pid-file "$WORK/ka.pid" ka && rt start ka && rt k
   [[ $(reaped "$(cat "$WORK/ka.pid")") == "signal 9" ]] && pass "kill --all KILL" || fail "kill --all"
 rt delete ka
 expect_fail "kill with a bad signal" "unknown signal" rt kill nosuch SIGFOO
+
+# --- pause and resume: a spinning guest uses no CPU while paused ---
+make_bundle spin '["sh", "-c", "while :; do :; done"]'
+rt create -b "$WORK/spin" --pid-file "$WORK/spin.pid" sp && rt start sp
+ticks() {  # CPU ticks of the container's host processes over one second
+  local pids a=0 b=0 p
+  pids=$(rt ps --format json sp | tr -d '[]' | tr , ' ')
+  for p in $pids; do a=$((a + $(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  sleep 1
+  for p in $pids; do b=$((b + $(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  echo $((b - a))
+}
+sleep 0.3
+before=$(ticks)
+rt pause sp && [[ $(status_of sp) == paused ]] && pass "pause: state paused" || fail "pause: $(status_of sp)"
+paused=$(ticks)
+expect_fail "exec into a paused container" "cannot exec in a paused container" rt exec sp true
+expect_fail "pause of a paused container" "it is paused" rt pause sp
+expect_fail "delete of a paused container" "paused: stop it first" rt delete sp
+rt resume sp && [[ $(status_of sp) == running ]] && pass "resume: state running" || fail "resume: $(status_of sp)"
+after=$(ticks)
+((before >= 20 && paused <= 2 && after >= 20)) &&
+  pass "CPU ticks per second: $before running, $paused paused, $after resumed" ||
+  fail "CPU ticks: $before running, $paused paused, $after resumed"
+expect_fail "resume of a running container" "not paused" rt resume sp
+rt pause sp && rt kill sp KILL && [[ $(reaped "$(cat "$WORK/spin.pid")") == "signal 9" ]] &&
+  pass "kill KILL of a paused container" || fail "kill of paused"
+rt delete sp
 
 # --- delete --force of a running and of a created container ---
 rt create -b "$WORK/sleeper" --pid-file "$WORK/f.pid" f1 && rt start f1

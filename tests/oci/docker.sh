@@ -133,12 +133,36 @@ err=$("${RUN[@]}" -t $IMG true 2>&1)
 
 # A detached container: kill -s USR1 reaches a guest handler; stop; rm -f leaves nothing.
 id=$(docker run -d --network none --runtime=sentry $IMG \
-  sh -c 'trap "echo got-usr1" USR1; echo up; while :; do sleep 0.1; done')
+  sh -c 'trap "echo got-usr1" USR1; echo up; while :; do sleep 0.1; echo tick; done')
 for _ in $(seq 50); do docker logs "$id" 2>/dev/null | grep -q up && break; sleep 0.1; done
 docker kill -s USR1 "$id" >/dev/null
 for _ in $(seq 50); do docker logs "$id" 2>/dev/null | grep -q got-usr1 && break; sleep 0.1; done
 docker logs "$id" | grep -q got-usr1 && pass "docker kill -s USR1 reaches the guest's trap" ||
   fail "USR1: $(docker logs "$id" 2>&1)"
+# docker exec (the runtime's exec --process --detach --pid-file), pause and unpause.
+out=$(docker exec "$id" sh -c 'echo exec-ok $PPID; exit 4')
+rc=$?
+[[ $rc == 4 && $out == "exec-ok 0" ]] && pass "docker exec: output and exit status 4" ||
+  fail "docker exec: rc=$rc out=$out"
+out=$(docker exec -u 1000:1000 -e X=1 -w /tmp "$id" sh -c 'echo $(id -u) $X $(pwd)')
+[[ $out == "1000 1 /tmp" ]] && pass "docker exec -u -e -w" || fail "docker exec -u -e -w: $out"
+out=$(echo via-stdin | docker exec -i "$id" cat)
+[[ $out == via-stdin ]] && pass "docker exec -i" || fail "docker exec -i: $out"
+err=$(docker exec "$id" nosuchprog 2>&1)
+rc=$?
+[[ $rc != 0 && $err == *'executable file not found in $PATH'* ]] &&
+  pass "docker exec of a missing program (rc=$rc)" || fail "exec missing: rc=$rc $err"
+docker pause "$id" >/dev/null
+st=$(docker inspect -f '{{.State.Status}}' "$id")
+n1=$(docker logs "$id" 2>&1 | wc -l)
+sleep 1
+n2=$(docker logs "$id" 2>&1 | wc -l)
+docker unpause "$id" >/dev/null
+sleep 1
+n3=$(docker logs "$id" 2>&1 | wc -l)
+[[ $st == paused && $n1 == "$n2" && $n3 -gt $n2 ]] &&
+  pass "docker pause/unpause: no output while paused ($n1 -> $n2 lines), more after ($n3)" ||
+  fail "pause: state=$st lines $n1 $n2 $n3"
 top=$(docker top "$id")
 grep -q sentry-stub <<<"$top" && pass "docker top shows host PIDs of the stubs" || fail "top: $top"
 # Every host process of the container: its shim (named by the id), and their descendants.
