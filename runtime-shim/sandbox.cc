@@ -159,7 +159,8 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
 // it for the init's thread group as kill(2) from outside the sandbox would.
 class SignalForwarder {
  public:
-  explicit SignalForwarder(kernel::Kernel& k) : k_(k) {
+  // With `terminal`, SIGWINCH is left to the terminal relay, which passes the new size on.
+  SignalForwarder(kernel::Kernel& k, bool terminal) : k_(k), terminal_(terminal) {
     if (pipe2(pipe_, O_CLOEXEC) != 0) return;
     write_fd_ = pipe_[1];
     thread_ = std::thread([this] { Loop(); });
@@ -172,11 +173,15 @@ class SignalForwarder {
     };
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
+    for (int sig : kForwarded) {
+      if (!(terminal_ && sig == SIGWINCH)) sigaction(sig, &sa, nullptr);
+    }
   }
   ~SignalForwarder() {
     if (!thread_.joinable()) return;
-    for (int sig : kForwarded) signal(sig, SIG_DFL);
+    for (int sig : kForwarded) {
+      if (!(terminal_ && sig == SIGWINCH)) signal(sig, SIG_DFL);
+    }
     unsigned char stop = 0;
     (void)!write(pipe_[1], &stop, 1);
     thread_.join();
@@ -199,6 +204,7 @@ class SignalForwarder {
     }
   }
   kernel::Kernel& k_;
+  bool terminal_;
   int pipe_[2] = {-1, -1};
   static inline int write_fd_ = -1;  // for the handler
   std::thread thread_;
@@ -327,14 +333,18 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   }
   for (const auto& e : opts.env) so.envp.push_back(e);
   std::unique_ptr<TerminalRelay> terminal;
-  if (opts.tty) {
+  if (opts.terminal_fd >= 0) {
+    auto t = TerminalRelay::Start(k.vfs(), opts.terminal_fd);
+    if (!t.ok()) return t.status();
+    terminal = std::move(*t);
+  } else if (opts.tty) {
     auto t = TerminalRelay::StartIfTerminal(k.vfs());
     if (!t.ok()) return t.status();
     terminal = std::move(*t);
   }
   const char* names[] = {"stdin", "stdout", "stderr"};
   for (int i = 0; i < 3; i++) {
-    if (terminal && isatty(i)) {
+    if (terminal && (opts.terminal_fd >= 0 || isatty(i))) {
       so.stdio.push_back(terminal->slave());
       continue;
     }
@@ -355,7 +365,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     status = held;
   } else {
     std::optional<SignalForwarder> forwarder;
-    if (opts.forward_signals) forwarder.emplace(k);
+    if (opts.forward_signals) forwarder.emplace(k, terminal != nullptr);
     std::shared_ptr<void> attached;
     if (opts.attach) attached = opts.attach(k);
     status = k.Run(so);

@@ -71,6 +71,10 @@ struct SandboxOptions {
   // controlling terminal, relayed to the caller's (runtime-shim/terminal.h); never: the
   // caller's fds as they are.
   bool tty = true;
+  // A host terminal (the OCI runtime's end of the pty whose master went to the console
+  // socket): the guest's fds 0-2 are then a pty of the sandbox relayed to it, as with `tty`;
+  // -1: none.
+  int terminal_fd = -1;
   // A seccomp filter (classic BPF) for the guest init, installed before it runs and
   // inherited by everything it starts (OCI linux.seccomp); empty: none.
   std::vector<sock_filter> seccomp_filter;

@@ -61,8 +61,20 @@ bool WriteAll(int fd, const uint8_t* p, size_t n) {
 
 absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::StartIfTerminal(vfs::Vfs& vfs) {
   if (!isatty(0) || tcgetpgrp(0) != getpgrp()) return nullptr;
+  return Make(vfs, 0, isatty(1) ? 1 : isatty(2) ? 2 : 0);
+}
+
+absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::Start(vfs::Vfs& vfs, int fd) {
+  auto r = Make(vfs, fd, fd);
+  if (r.ok() && *r == nullptr) return absl::InternalError("the container's terminal is not a terminal");
+  return r;
+}
+
+absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::Make(vfs::Vfs& vfs, int in_fd,
+                                                                   int out_fd) {
   std::unique_ptr<TerminalRelay> r(new TerminalRelay());
-  r->out_fd_ = isatty(1) ? 1 : isatty(2) ? 2 : 0;
+  r->in_fd_ = in_fd;
+  r->out_fd_ = out_fd;
   auto master = vfs::OpenPtmx(O_RDWR);
   if (!master.ok()) return absl::InternalError("cannot make the guest's terminal");
   bool is_master = false;
@@ -79,17 +91,17 @@ absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::StartIfTerminal(vf
   r->slave_ = *slave;
   // The guest's terminal starts with the caller's settings and size.
   vfs::KernelTermios kt{};
-  if (ioctl(0, TCGETS, &kt) == 0) (void)r->tty_->SetTermios(true, kt, false);
+  if (ioctl(in_fd, TCGETS, &kt) == 0) (void)r->tty_->SetTermios(true, kt, false);
   struct winsize ws {};
-  if (ioctl(0, TIOCGWINSZ, &ws) == 0) {
+  if (ioctl(in_fd, TIOCGWINSZ, &ws) == 0) {
     r->tty_->SetWinSize({ws.ws_row, ws.ws_col, ws.ws_xpixel, ws.ws_ypixel});
   }
-  if (tcgetattr(0, &r->saved_) != 0) return nullptr;
+  if (tcgetattr(in_fd, &r->saved_) != 0) return nullptr;
   struct termios raw = r->saved_;
   cfmakeraw(&raw);
-  if (tcsetattr(0, TCSANOW, &raw) != 0) return nullptr;
+  if (tcsetattr(in_fd, TCSANOW, &raw) != 0) return nullptr;
   if (pipe2(r->wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
-    tcsetattr(0, TCSANOW, &r->saved_);
+    tcsetattr(in_fd, TCSANOW, &r->saved_);
     return absl::InternalError("pipe for the terminal relay");
   }
   g_winch_fd = r->wake_[1];
@@ -158,7 +170,7 @@ void TerminalRelay::Finish() {
   g_winch_fd = -1;
   close(wake_[0]);
   close(wake_[1]);
-  tcsetattr(0, TCSADRAIN, &saved_);
+  tcsetattr(in_fd_, TCSADRAIN, &saved_);
 }
 
 TerminalRelay::~TerminalRelay() { Finish(); }

@@ -25,6 +25,9 @@ class TerminalRelay {
   // group; null (and nothing changed) otherwise.
   // The guest's end is opened as /dev/pts/N of `vfs` (so that ttyname finds it).
   static absl::StatusOr<std::unique_ptr<TerminalRelay>> StartIfTerminal(vfs::Vfs& vfs);
+  // Relays to the host terminal `fd` (both ways), put in raw mode meanwhile: the OCI
+  // runtime's end of the pty whose master went to the --console-socket.
+  static absl::StatusOr<std::unique_ptr<TerminalRelay>> Start(vfs::Vfs& vfs, int fd);
   ~TerminalRelay();
 
   // The guest's end, for each of fds 0-2 that is the caller's terminal.
@@ -37,6 +40,8 @@ class TerminalRelay {
 
  private:
   TerminalRelay() = default;
+  static absl::StatusOr<std::unique_ptr<TerminalRelay>> Make(vfs::Vfs& vfs, int in_fd,
+                                                             int out_fd);
   void CopyOut();  // the master's output to the caller's terminal
   void CopyIn();   // the caller's keystrokes (and window size changes) to the master
 

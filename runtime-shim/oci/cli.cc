@@ -97,7 +97,7 @@ int Main(int argc, char** argv) {
     c->add_option("-b,--bundle", cf.bundle, "bundle directory (with config.json)");
     c->add_option("--pid-file", cf.pid_file, "file to write the container's host PID to");
     c->add_option("--console-socket", cf.console_socket,
-                  "socket for the terminal's master (terminals are not supported yet)");
+                  "socket that receives the master of the container's terminal (process.terminal)");
     c->add_flag("--no-pivot", cf.no_pivot, "accepted (the Sentry has no host pivot_root)");
     c->add_flag("--no-new-keyring", cf.no_new_keyring, "accepted");
     c->add_option("--preserve-fds", cf.preserve_fds, "accepted; extra fds are not passed yet");

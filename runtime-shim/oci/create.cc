@@ -3,9 +3,13 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +30,7 @@ namespace {
 // The sandbox process's end of the set-up pipe: "ok" once the sandbox waits for `start`,
 // otherwise the error.
 constexpr int kReadyFd = 3;
+constexpr int kTerminalFd = 4;  // the container's end of its terminal, if it has one
 
 // Holds the guest init until `start`. The FIFO is opened for reading without blocking (so a
 // `start` that comes at once finds a reader) and polled: `start` writes one byte; a writer
@@ -43,6 +48,61 @@ absl::Status WaitForStart(const std::string& fifo) {
   close(fd);
   if (n != 1) return absl::CancelledError("the container was deleted before it started");
   return absl::OkStatus();
+}
+
+// Makes the container's terminal, a host pty: its master goes over `socket` (as runc sends
+// it: SCM_RIGHTS, with the pty's name as the data) to whoever shows it (containerd's shim,
+// podman's conmon); the slave, returned, is the sandbox's end, relayed to the guest's own pty.
+absl::StatusOr<int> SendConsole(const std::string& socket_path, int rows, int cols) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
+    if (master >= 0) close(master);
+    return ErrnoStatus("a terminal for the container");
+  }
+  char name[64];
+  if (ptsname_r(master, name, sizeof(name)) != 0) {
+    close(master);
+    return ErrnoStatus("ptsname");
+  }
+  if (rows > 0 && cols > 0) {
+    struct winsize ws {};
+    ws.ws_row = static_cast<uint16_t>(rows);
+    ws.ws_col = static_cast<uint16_t>(cols);
+    (void)ioctl(master, TIOCSWINSZ, &ws);
+  }
+  int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr {};
+  addr.sun_family = AF_UNIX;
+  bool ok = slave >= 0 && sock >= 0 && socket_path.size() < sizeof(addr.sun_path);
+  if (ok) {
+    memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+    ok = connect(sock, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  if (ok) {
+    struct iovec iov = {name, strlen(name)};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &master, sizeof(int));
+    ok = sendmsg(sock, &msg, 0) >= 0;
+  }
+  int err = errno;
+  if (sock >= 0) close(sock);
+  close(master);
+  if (!ok) {
+    if (slave >= 0) close(slave);
+    errno = err;
+    return ErrnoStatus("--console-socket " + socket_path);
+  }
+  return slave;
 }
 
 // Reports a set-up failure to `create` and ends the sandbox process.
@@ -68,17 +128,32 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
 
 // The child side of create: becomes the container's sandbox process.
 [[noreturn]] void SandboxProcess(const Globals& g, BundleSpec& spec, const std::string& fifo,
-                                 int ready) {
+                                 int ready, int terminal) {
   // Our own session: the caller's terminal signals reach the guest only through `kill`.
   setsid();
   // Nothing the caller left open (containerd-shim leaks its socket as fd 3) reaches the
-  // sandbox: only stdio and the set-up pipe.
+  // sandbox: only stdio, the set-up pipe and the container's terminal.
   if (ready != kReadyFd) {
     dup2(ready, kReadyFd);
     close(ready);
   }
-  syscall(SYS_close_range, kReadyFd + 1, ~0U, 0);
+  if (terminal >= 0 && terminal != kTerminalFd) {
+    dup2(terminal, kTerminalFd);
+    close(terminal);
+  }
+  syscall(SYS_close_range, terminal >= 0 ? kTerminalFd + 1 : kReadyFd + 1, ~0U, 0);
   fcntl(kReadyFd, F_SETFD, FD_CLOEXEC);
+  if (terminal >= 0) {
+    // The container's terminal is this process's controlling terminal: a resize of the
+    // console (TIOCSWINSZ on its master) brings SIGWINCH here, for the relay to pass on.
+    fcntl(kTerminalFd, F_SETFD, FD_CLOEXEC);
+    (void)ioctl(kTerminalFd, TIOCSCTTY, 0);
+    spec.sandbox.terminal_fd = kTerminalFd;
+    // The terminal is our stdio too, as it is a runc container init's: the pipe the caller
+    // gave `create` for its own output must close when `create` exits (containerd's shim
+    // reads it to the end before it goes on to `start`).
+    for (int fd = 0; fd < 3; fd++) dup2(kTerminalFd, fd);
+  }
   EnterNetworkNamespace(g, spec);
   bool waiting = false;
   spec.sandbox.before_start = [&] {
@@ -153,11 +228,22 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
     return ErrnoStatus("bundle " + f.bundle);
   }
   SENTRY_ASSIGN_OR_RETURN(BundleSpec spec, LoadSpec(bundle));
-  if (spec.terminal || !f.console_socket.empty()) {
-    return absl::UnimplementedError(
-        "process.terminal (--console-socket): a terminal for the container is not supported "
-        "yet");
+  if (spec.terminal && f.console_socket.empty()) {
+    return absl::InvalidArgumentError(
+        "process.terminal needs --console-socket: the terminal's master goes there");
   }
+  int terminal = -1;
+  if (spec.terminal) {
+    auto t = SendConsole(f.console_socket, spec.console_rows, spec.console_cols);
+    if (!t.ok()) return t.status();
+    terminal = *t;
+  }
+  struct CloseTerminal {
+    int fd;
+    ~CloseTerminal() {
+      if (fd >= 0) close(fd);
+    }
+  } close_terminal{terminal};
   spec.sandbox.platform = g.platform;
   spec.sandbox.strace = g.strace;
   spec.sandbox.debug = g.debug;
@@ -177,7 +263,7 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   if (pid < 0) return fail(ErrnoStatus("fork"));
   if (pid == 0) {
     close(ready[0]);
-    SandboxProcess(g, spec, fifo, ready[1]);
+    SandboxProcess(g, spec, fifo, ready[1], terminal);
   }
   close(ready[1]);
   std::string reply = ReadAll(ready[0]);

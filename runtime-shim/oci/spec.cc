@@ -286,6 +286,15 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
   o.gid = gid;
   o.hostname = hostname;
   spec.terminal = terminal;
+  for (auto [key, out] : {std::pair{"process.consoleSize.height", &spec.console_rows},
+                          std::pair{"process.consoleSize.width", &spec.console_cols}}) {
+    const json* v = r.Find(key);
+    if (v == nullptr || v->is_null()) continue;
+    if (!v->is_number_unsigned() || v->get<uint64_t>() > 65535) {
+      return Reader::Wrong(key, "a number from 0 to 65535");
+    }
+    *out = v->get<int>();
+  }
   auto program = FindProgram(spec.rootfs == "/" ? "" : spec.rootfs, cwd, args[0], env);
   if (!program.ok()) return program.status();
   o.program = *program;

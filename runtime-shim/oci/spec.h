@@ -30,6 +30,7 @@ struct BundleSpec {
   std::vector<std::pair<std::string, Hook>> create_hooks;
   std::string rootfs;  // absolute host path of root.path
   bool terminal = false;
+  int console_rows = 0, console_cols = 0;  // process.consoleSize; 0: not given
   std::map<std::string, std::string> annotations;
   // What the config asks for that the Sentry does not provide or enforce (yet), one line
   // each, for the --debug log.
