@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,8 @@ struct GoferOptions {
     uint32_t gid;
   };
   std::optional<Owner> owner;
+  // Host files, as (device, inode), that the gofer acts as if absent (filesystem.denyRead).
+  std::vector<std::pair<uint64_t, uint64_t>> hidden;
 };
 
 struct GoferProcess {

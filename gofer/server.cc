@@ -151,6 +151,19 @@ bool ParseOwner(const std::string& s, ServerOptions* opts) {
   return true;
 }
 
+// "DEV:INO", decimal: a host file to hide.
+bool ParseHidden(const std::string& s, ServerOptions* opts) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long dev = strtoull(s.c_str(), &end, 10);
+  if (end == s.c_str() || *end != ':' || errno != 0) return false;
+  const char* i = end + 1;
+  unsigned long long ino = strtoull(i, &end, 10);
+  if (end == i || *end != '\0' || errno != 0) return false;
+  opts->hidden.insert({static_cast<dev_t>(dev), static_cast<ino_t>(ino)});
+  return true;
+}
+
 bool ParseArgs(int argc, char** argv, Options* opts) {
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -165,6 +178,8 @@ bool ParseArgs(int argc, char** argv, Options* opts) {
       opts->mounts.push_back(std::move(m));
     } else if (a.rfind("--owner=", 0) == 0) {
       if (!ParseOwner(a.substr(8), &opts->server)) return false;
+    } else if (a.rfind("--hide=", 0) == 0) {
+      if (!ParseHidden(a.substr(7), &opts->server)) return false;
     } else {
       return false;
     }

@@ -115,6 +115,14 @@ Result<void> Server::CheckOpenedMount(const HandleEntry& e, int fd, const struct
   return Ok();
 }
 
+Result<void> Server::CheckNotHidden(int dirfd, const std::string& name) const {
+  struct stat st;
+  if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && Hidden(st)) {
+    return Errno(ENOENT);
+  }
+  return Ok();
+}
+
 Result<void> CheckName(const std::string& name) {
   if (name.empty() || name == "." || name == ".." ||
       name.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
@@ -162,6 +170,7 @@ Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer
   HandleEntry* d = SENTRY_TRY(LookupDir(dir));
   if (d->sealed) return Errno(ENOENT);
   HostStat child = SENTRY_TRY(StatAt(d->fd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT));
+  if (Hidden(child.st)) return Errno(ENOENT);
   struct stat st = child.st;
   bool sealed = OnOtherMount(*d, child) && !MayEnterAt(*d, name.c_str());
   if (sealed && !S_ISDIR(st.st_mode)) return Errno(EACCES);  // a file mounted over a file
@@ -178,6 +187,10 @@ Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer
       return opened.error();
     }
     st = opened->st;
+    if (Hidden(st)) {  // swapped in by the host after the stat above
+      close(fd);
+      return Errno(ENOENT);
+    }
     if (!SameMount(child, *opened) && OnOtherMount(*d, *opened) && !MayEnter(d->attach, fd)) {
       close(fd);
       st = SealedStat(st);
@@ -318,6 +331,10 @@ Result<void> Server::ReadDir(Reader& in, Writer& out) {
     pos += ent.d_reclen;
     next = static_cast<uint64_t>(ent.d_off);
     if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+    struct stat id {};
+    id.st_dev = d->dev;
+    id.st_ino = ent.d_ino;
+    if (Hidden(id)) continue;
     entries.Str(name).U64(ent.d_ino).U8(ent.d_type);
     count++;
   }

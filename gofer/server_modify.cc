@@ -177,6 +177,7 @@ Result<void> Server::Unlink(Reader& in, Writer& /*out*/) {
   SENTRY_TRY(CheckName(name));
   if (flags & ~AT_REMOVEDIR) return Errno(EINVAL);
   SENTRY_TRY(CheckWritable(*d));
+  SENTRY_TRY(CheckNotHidden(d->fd, name));
   if (unlinkat(d->fd, name.c_str(), flags) != 0) return Errno(errno);
   table_.Removed(*d, name);
   return Ok();
@@ -197,6 +198,8 @@ Result<void> Server::Rename(Reader& in, Writer& /*out*/) {
   if (od->attach != nd->attach) return Errno(EXDEV);
   SENTRY_TRY(CheckWritable(*od));
   SENTRY_TRY(CheckWritable(*nd));
+  SENTRY_TRY(CheckNotHidden(od->fd, old_name));
+  SENTRY_TRY(CheckNotHidden(nd->fd, new_name));
   // Renaming a file onto another name of itself succeeds and changes nothing.
   struct stat a, b;
   bool same = fstatat(od->fd, old_name.c_str(), &a, AT_SYMLINK_NOFOLLOW) == 0 &&
