@@ -13,6 +13,8 @@
 //  - device nodes are never opened or created;
 //  - a hidden file (ServerOptions::hidden) is absent: walks to it fail with ENOENT, listings
 //    leave it out, and it cannot be unlinked or renamed, under any of its names;
+//  - a protected file (ServerOptions::protected_files) is read-only, and so is a protected
+//    name (protected_names): it cannot be created, removed or renamed;
 //  - no file the gofer creates or changes gets S_ISUID or S_ISGID (a directory may keep
 //    S_ISGID: it only passes the directory's group on), and opening a set-ID file for writing
 //    clears its set-ID bits first, so a guest cannot plant a set-ID program on the host.
@@ -23,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -51,6 +54,11 @@ struct ServerOptions {
   std::optional<Owner> owner;
   // Host files (device, inode) the client may not see (sentry-run's filesystem.denyRead).
   std::set<std::pair<dev_t, ino_t>> hidden;
+  // Host files (device, inode) the client may not change, nor, for a directory, add to or
+  // remove from (sentry-run's protected files: filesystem.denyWrite).
+  std::set<std::pair<dev_t, ino_t>> protected_files;
+  // Names in directories (device, inode, name) that may not be created, removed or renamed.
+  std::set<std::tuple<dev_t, ino_t, std::string>> protected_names;
 };
 
 // A host file's attributes and the id of the mount it is on (0 if the kernel does not say).
@@ -125,7 +133,10 @@ class Server {
   // Helpers (server_lookup.cc).
   Result<HandleEntry*> Lookup(Handle h);
   Result<HandleEntry*> LookupDir(Handle h);
-  Result<void> CheckWritable(const HandleEntry& e) const;
+  // EROFS if `e` lies under a read-only attach, is sealed or is a protected file.
+  Result<void> CheckWritable(const HandleEntry& e);
+  // EROFS if `name` in directory `dir` is a protected name or names a protected file.
+  Result<void> CheckNameWritable(const HandleEntry& dir, const std::string& name) const;
   Result<AtTarget> Target(const HandleEntry& e);
   Result<struct stat> StatOf(const HandleEntry& e);
   // Walks `name` in `dir`: adds a handle for it and writes "h, st" to `out`.

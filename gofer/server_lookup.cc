@@ -143,8 +143,30 @@ Result<HandleEntry*> Server::LookupDir(Handle h) {
   return e;
 }
 
-Result<void> Server::CheckWritable(const HandleEntry& e) const {
+Result<void> Server::CheckWritable(const HandleEntry& e) {
   if (attaches_[e.attach].read_only || e.sealed) return Errno(EROFS);
+  if (opts_.protected_files.empty()) return Ok();
+  std::pair<dev_t, ino_t> id{e.dev, e.ino};
+  if (!e.is_dir) {
+    struct stat st;
+    if (e.name.empty() ||
+        fstatat(table_.ParentOf(e).fd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Ok();  // gone: the op itself fails
+    }
+    id = {st.st_dev, st.st_ino};
+  }
+  if (opts_.protected_files.count(id) != 0) return Errno(EROFS);
+  return Ok();
+}
+
+Result<void> Server::CheckNameWritable(const HandleEntry& dir, const std::string& name) const {
+  if (opts_.protected_names.count({dir.dev, dir.ino, name}) != 0) return Errno(EROFS);
+  struct stat st;
+  if (!opts_.protected_files.empty() &&
+      fstatat(dir.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      opts_.protected_files.count({st.st_dev, st.st_ino}) != 0) {
+    return Errno(EROFS);
+  }
   return Ok();
 }
 

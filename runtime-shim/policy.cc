@@ -66,8 +66,16 @@ class PolicyReader {
     return absl::OkStatus();
   }
 
-  // An array of absolute paths or "~/..." (no globs, no trailing '/'), into `out`.
-  absl::Status Paths(const Json& v, const std::string& key, std::vector<std::string>& out) {
+  static void AddNew(const std::vector<std::string>& more, std::vector<std::string>& list) {
+    for (const auto& path : more) {
+      if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(path);
+    }
+  }
+
+  // An array of absolute paths or "~/..." (no globs, no trailing '/'), into `out`; with
+  // `relative`, also paths relative to the writable roots (without "..").
+  absl::Status Paths(const Json& v, const std::string& key, std::vector<std::string>& out,
+                     bool relative = false) {
     SENTRY_RETURN_IF_ERROR(Strings(v, key, out));
     for (size_t i = 0; i < out.size(); i++) {
       std::string at = key + "[" + std::to_string(i) + "]";
@@ -76,7 +84,13 @@ class PolicyReader {
         return Fail(at, "globs are not supported yet");
       }
       while (path.size() > 1 && path.back() == '/') path.pop_back();
-      if (path.empty() || (path[0] != '/' && path != "~" && path.rfind("~/", 0) != 0)) {
+      bool absolute = !path.empty() && (path[0] == '/' || path == "~" || path.rfind("~/", 0) == 0);
+      if (relative && !absolute) {
+        if (path.empty() || path == ".." || path.rfind("../", 0) == 0 ||
+            path.find("/../") != std::string::npos) {
+          return Fail(at, "expected a path, without \"..\"");
+        }
+      } else if (!absolute) {
         return Fail(at, "expected an absolute path or ~/...");
       }
     }
@@ -97,7 +111,8 @@ class PolicyReader {
       }
     }
     if (fs.contains("allowWrite")) {
-      SENTRY_RETURN_IF_ERROR(Paths(fs["allowWrite"], "filesystem.allowWrite", p_.allow_write));
+      SENTRY_RETURN_IF_ERROR(
+          Paths(fs["allowWrite"], "filesystem.allowWrite", p_.allow_write, /*relative=*/true));
       for (auto& path : p_.allow_write) {
         if (path == "~" || path.rfind("~/", 0) == 0) path = CallerHome() + path.substr(1);
       }
@@ -105,19 +120,16 @@ class PolicyReader {
     if (fs.contains("denyRead")) {
       std::vector<std::string> more;
       SENTRY_RETURN_IF_ERROR(Paths(fs["denyRead"], "filesystem.denyRead", more));
-      for (auto& path : more) {
-        if (std::find(p_.deny_read.begin(), p_.deny_read.end(), path) == p_.deny_read.end()) {
-          p_.deny_read.push_back(path);
-        }
-      }
+      AddNew(more, p_.deny_read);
+    }
+    if (fs.contains("denyWrite")) {
+      std::vector<std::string> more;
+      SENTRY_RETURN_IF_ERROR(
+          Paths(fs["denyWrite"], "filesystem.denyWrite", more, /*relative=*/true));
+      AddNew(more, p_.deny_write);
     }
     if (fs.contains("allowRead")) {
       SENTRY_RETURN_IF_ERROR(Paths(fs["allowRead"], "filesystem.allowRead", p_.allow_read));
-    }
-    if (fs.contains("denyWrite")) {  // not enforced yet: refused, never ignored
-      std::vector<std::string> list;
-      SENTRY_RETURN_IF_ERROR(Strings(fs["denyWrite"], "filesystem.denyWrite", list));
-      if (!list.empty()) return Fail("filesystem.denyWrite", "not supported yet");
     }
     return absl::OkStatus();
   }
@@ -240,6 +252,7 @@ std::string PolicyJson(const Policy& p) {
   nlohmann::ordered_json j;
   j["filesystem"]["readOnly"] = p.read_only ? nlohmann::ordered_json(true) : "scratch";
   j["filesystem"]["allowWrite"] = p.allow_write;
+  j["filesystem"]["denyWrite"] = p.deny_write;
   j["filesystem"]["denyRead"] = p.deny_read;
   j["filesystem"]["allowRead"] = p.allow_read;
   j["network"]["mode"] = p.net_host ? "host" : "none";
@@ -256,13 +269,31 @@ std::string PolicyJson(const Policy& p) {
 
 absl::Status ApplyPolicy(const Policy& p, SandboxOptions& opts) {
   opts.read_only_root = p.read_only;
+  std::vector<std::string> unprotected;
   for (const auto& dir : p.allow_write) {
+    if (dir[0] != '/') {
+      unprotected.push_back(dir);
+      continue;
+    }
     auto b = ParseBind(dir + ":" + dir + ":rw");
     if (!b.ok()) return b.status();
     b->guest = b->host;
     opts.binds.push_back(*b);
   }
   std::vector<std::string> homes = Homes(opts.default_home);
+  std::vector<std::string> writable_roots;
+  for (const auto& b : opts.binds) {
+    if (!b.read_only) writable_roots.push_back(b.host);
+  }
+  std::vector<std::string> protect;
+  for (const auto& path : ExpandHomes(p.deny_write, homes)) {
+    if (std::find(unprotected.begin(), unprotected.end(), path) == unprotected.end()) {
+      protect.push_back(path);
+    }
+  }
+  ProtectedFiles pf = FindProtectedFiles(protect, writable_roots);
+  opts.protected_files = std::move(pf.files);
+  opts.protected_names = std::move(pf.names);
   opts.hidden_files =
       HiddenFiles(ExpandHomes(p.deny_read, homes), ExpandHomes(p.allow_read, homes));
   opts.net_host = p.net_host;

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "runtime-shim/deny_read.h"
+#include "runtime-shim/protected_files.h"
 #include "runtime-shim/sandbox.h"
 
 namespace sentry::shim {
@@ -18,8 +19,12 @@ struct Policy {
   // directories and the scratch directories (SandboxOptions::read_only_root); false or
   // "scratch": writes anywhere land in an in-memory layer dropped at exit.
   bool read_only = true;
-  // filesystem.allowWrite: host directories bound read-write at the same guest path.
+  // filesystem.allowWrite: host directories bound read-write at the same guest path; a
+  // relative entry instead takes that path off deny_write.
   std::vector<std::string> allow_write;
+  // filesystem.denyWrite: protected paths (protected_files.h), relative to each writable
+  // root or absolute; the default list plus the file's.
+  std::vector<std::string> deny_write = DefaultDenyWrite();
   // filesystem.denyRead: host paths the guest cannot see ("~/" for every home), the default
   // list (deny_read.h) plus the file's; allowRead re-opens paths inside them.
   std::vector<std::string> deny_read = DefaultDenyRead();

@@ -305,6 +305,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   gofer::GoferOptions gopts;
   gopts.owner = gofer::GoferOptions::Owner{getuid(), getgid()};
   gopts.hidden = opts.hidden_files;
+  gopts.protected_files = opts.protected_files;
+  gopts.protected_names = opts.protected_names;
   // Forked without exec (nothing else runs yet, so the process is single-threaded).
   auto gp = gofer::StartGofer("", gmounts, gopts);
   if (!gp.ok()) return gp.status();

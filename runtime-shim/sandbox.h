@@ -6,6 +6,8 @@
 #include <linux/filter.h>
 
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,11 +45,14 @@ struct SandboxOptions {
     std::string guest;
     bool read_only = false;
   };
-  std::vector<Bind> binds;
+  std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
   // Host files, as (device, inode), that the guest cannot see under any name: the gofer acts
   // as if they were absent (sentry-run's filesystem.denyRead, runtime-shim/deny_read.h).
-  std::vector<std::pair<uint64_t, uint64_t>>
-      hidden_files;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
+  std::vector<std::pair<uint64_t, uint64_t>> hidden_files;
+  // Host files the guest may not change, and names in host directories it may not create,
+  // remove or rename (sentry-run's protected files, runtime-shim/protected_files.h).
+  std::vector<std::pair<uint64_t, uint64_t>> protected_files;
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> protected_names;
   // Host files copied into the guest's in-memory layer at start-up (an OCI bind mount of a
   // single file, such as Docker's /etc/hosts): a snapshot, not a live bind.
   struct FileCopy {

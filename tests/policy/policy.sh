@@ -6,9 +6,10 @@
 # Read-only root: writes outside the workspace fail with EROFS and reach nothing; the scratch
 # directories (/tmp, /var/tmp, /run, /dev/shm) and /dev/null are writable, /tmp starts empty;
 # a guest bind of / is read-only too (as root); --fs=scratch and filesystem.readOnly
-# "scratch" keep the in-memory layer. Every policy key: filesystem.readOnly, allowWrite,
-# network.mode and its rules, limits.pids and tmpSize, env.inherit and env.set; the caller's
-# ~/.config/sentry/policy.json (under a temporary HOME) and --policy over it; flags over the
+# "scratch" keep the in-memory layer. Protected files in the workspace (.bashrc, .git/hooks,
+# ...) stay read-only. Every policy key: filesystem.readOnly, allowWrite, denyWrite, denyRead,
+# allowRead, network.mode and its rules, limits.pids and tmpSize, env.inherit and env.set; the
+# caller's ~/.config/sentry/policy.json (under a temporary HOME) and --policy over it; flags over the
 # file. Bad policy files give one line on stderr naming the key and exit status 2.
 # --print-policy prints the effective policy. The caller's defaults: the guest starts in the
 # caller's cwd when it can see it (else the workspace, else /), with the caller's HOME and
@@ -245,6 +246,54 @@ check "--print-policy lists the default denyRead" \
   python3 -c 'import json,sys; d=json.loads(sys.argv[1])["filesystem"]["denyRead"]
 sys.exit(0 if "~/.ssh" in d and "/etc/shadow" in d else 1)' "$out"
 
+# --- Protected files in the workspace (filesystem.denyWrite; a relative allowWrite unprotects).
+pws=$base/pws
+mkdir -p "$pws/.git/hooks" "$pws/.vscode" "$pws/src" || exit 2
+echo orig >"$pws/.bashrc"
+echo orig >"$pws/.git/config"
+echo orig >"$pws/.git/hooks/pre-commit"
+echo orig >"$pws/.vscode/settings.json"
+echo orig >"$pws/.envrc"
+protect_script="cd $pws
+  echo evil >> .bashrc; echo \"bashrc=\$?\"
+  echo evil > .git/config; echo \"gitconfig=\$?\"
+  echo evil > .git/hooks/pre-commit; echo \"hook=\$?\"
+  echo evil > .git/hooks/post-checkout; echo \"newhook=\$?\"
+  echo evil > .vscode/tasks.json; echo \"vscode=\$?\"
+  echo evil > .zshrc; echo \"zshrc=\$?\"
+  rm -f .bashrc; echo \"rm=\$?\"
+  mv .git .git-moved; echo \"mvgit=\$?\"
+  chmod 777 .bashrc; echo \"chmod=\$?\"
+  echo fine > src/main.c; echo \"src=\$?\"
+  echo evil > .envrc; echo \"envrc=\$?\""
+out=$(run --workspace "$pws" -- "$protect_script")
+for k in bashrc gitconfig hook newhook vscode zshrc rm mvgit chmod; do
+  check "protected by default: $k refused" has "$out" "$k=[1-9][0-9]*"
+done
+check "protected files: EROFS" grep -q ".bashrc: Read-only file system" <<<"$out"
+check "an ordinary workspace file stays writable" has "$out" "src=0"
+check "an unlisted dot file stays writable" has "$out" "envrc=0"
+for f in .bashrc .git/config .git/hooks/pre-commit .vscode/settings.json; do
+  check "protected $f unchanged on the host" test "$(cat "$pws/$f" 2>/dev/null)" = orig
+done
+check "no new hook, .zshrc or .vscode file on the host" \
+  test ! -e "$pws/.git/hooks/post-checkout" -a ! -e "$pws/.zshrc" -a ! -e "$pws/.vscode/tasks.json"
+check "src/main.c reached the host" test "$(cat "$pws/src/main.c" 2>/dev/null)" = fine
+echo orig >"$pws/.envrc"
+printf '{"filesystem": {"denyWrite": [".envrc"], "allowWrite": [".vscode"]}}\n' \
+  >"$base/deny-write.json"
+out=$(run --policy "$base/deny-write.json" --workspace "$pws" -- "$protect_script")
+check "denyWrite adds .envrc" has "$out" "envrc=[1-9][0-9]*"
+check "a relative allowWrite unprotects .vscode" has "$out" "vscode=0"
+check "the defaults still hold with a policy file" has "$out" "bashrc=[1-9][0-9]*"
+check ".envrc unchanged on the host" test "$(cat "$pws/.envrc")" = orig
+out=$(run --fs=scratch --workspace "$pws" -- "$protect_script")
+check "protected under --fs=scratch too" has "$out" "gitconfig=[1-9][0-9]*"
+rm -rf "$base/gitinit" && mkdir "$base/gitinit"
+out=$(run --workspace "$base/gitinit" -- "cd $base/gitinit && git init -q . && echo init-ok")
+check "git init in an empty workspace works (.git/config is protected only if it exists)" \
+  has "$out" "init-ok"
+
 # --- The caller's defaults: cwd, HOME, PATH.
 mkdir -p "$other/sub" "$ws/sub" "$other/bin" || exit 2
 printf '#!/bin/sh\necho hello-from-path\n' >"$other/bin/sentry-policy-hello"
@@ -295,8 +344,8 @@ bad net-rule '{"network": {"mode": "host", "deniedDomains": ["10.0.0.0/99"]}}' \
   "network.deniedDomains[0]: bad prefix length \"99\""
 bad pids '{"limits": {"pids": -1}}' "limits.pids: expected a positive integer"
 bad memory '{"limits": {"memory": "1g"}}' "limits.memory: not supported yet"
-bad deny-write '{"filesystem": {"denyWrite": ["~/.bashrc"]}}' \
-  "filesystem.denyWrite: not supported yet"
+bad deny-write '{"filesystem": {"denyWrite": ["../.bashrc"]}}' \
+  "filesystem.denyWrite[0]: expected a path, without \"..\""
 bad deny-read-glob '{"filesystem": {"denyRead": ["~/.ssh", "~/*.pem"]}}' \
   "filesystem.denyRead[1]: globs are not supported yet"
 bad allow-read-relative '{"filesystem": {"allowRead": ["secrets"]}}' \
