@@ -36,18 +36,22 @@ void Hide(const std::string& path, const std::vector<std::string>& allow,
     if (S_ISLNK(st.st_mode) && stat(path.c_str(), &target) == 0) AddId(target, out);
     return;
   }
-  DIR* d = opendir(path.c_str());
-  if (d == nullptr) return;
-  std::vector<std::string> children;
-  while (struct dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") children.push_back(path + "/" + name);
-  }
-  closedir(d);
-  for (const auto& child : children) Hide(child, inside, out);
+  for (const auto& child : ChildPaths(path)) Hide(child, inside, out);
 }
 
 }  // namespace
+
+std::vector<std::string> ChildPaths(const std::string& dir) {
+  std::vector<std::string> children;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return children;
+  while (struct dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") children.push_back(dir + "/" + name);
+  }
+  closedir(d);
+  return children;
+}
 
 const std::vector<std::string>& DefaultDenyRead() {
   static const std::vector<std::string> kList = {"~/.ssh",
@@ -68,13 +72,7 @@ const std::vector<std::string>& DefaultDenyRead() {
 
 std::vector<std::string> Homes(const std::string& caller_home) {
   std::vector<std::string> homes = {"/root"};
-  if (DIR* d = opendir("/home")) {
-    while (struct dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name != "." && name != "..") homes.push_back("/home/" + name);
-    }
-    closedir(d);
-  }
+  for (const auto& home : ChildPaths("/home")) homes.push_back(home);
   std::string caller = caller_home;
   while (caller.size() > 1 && caller.back() == '/') caller.pop_back();
   if (!caller.empty() && std::find(homes.begin(), homes.end(), caller) == homes.end()) {

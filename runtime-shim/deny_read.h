@@ -14,6 +14,9 @@
 
 namespace sentry::shim {
 
+// The paths of the entries of directory `dir` (without "." and ".."); none if unreadable.
+std::vector<std::string> ChildPaths(const std::string& dir);
+
 // The default filesystem.denyRead (docs/sentry-run.md); "~/" stands for every home.
 const std::vector<std::string>& DefaultDenyRead();
 

@@ -1,9 +1,10 @@
 #include "runtime-shim/protected_files.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+
+#include "runtime-shim/deny_read.h"
 
 namespace sentry::shim {
 namespace {
@@ -18,15 +19,7 @@ void AddTree(const std::string& path, ProtectedFiles& out, size_t& budget) {
   budget--;
   out.files.emplace_back(st.st_dev, st.st_ino);
   if (!S_ISDIR(st.st_mode)) return;
-  DIR* d = opendir(path.c_str());
-  if (d == nullptr) return;
-  std::vector<std::string> children;
-  while (struct dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") children.push_back(path + "/" + name);
-  }
-  closedir(d);
-  for (const auto& child : children) AddTree(child, out, budget);
+  for (const auto& child : ChildPaths(path)) AddTree(child, out, budget);
 }
 
 // Protects `rel` (components separated by '/') under the directory `root`. A missing
