@@ -34,6 +34,15 @@ std::vector<std::string> GoferArgs(const std::string& binary, int sock,
                                    const std::vector<GoferMount>& mounts,
                                    const GoferOptions& options) {
   std::vector<std::string> args = {binary, "gofer", absl::StrCat("--sock-fd=", sock)};
+  for (const auto& [dev, ino] : options.protected_files) {
+    args.push_back(absl::StrCat("--protect=", dev, ":", ino));
+  }
+  for (const auto& [dev, ino, name] : options.protected_names) {
+    args.push_back(absl::StrCat("--protect-name=", dev, ":", ino, ":", name));
+  }
+  for (const auto& [dev, ino] : options.hidden) {
+    args.push_back(absl::StrCat("--hide=", dev, ":", ino));
+  }
   if (options.owner) {
     args.push_back(absl::StrCat("--owner=", options.owner->uid, ":", options.owner->gid));
   }

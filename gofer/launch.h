@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +29,13 @@ struct GoferOptions {
     uint32_t gid;
   };
   std::optional<Owner> owner;
+  // Host files, as (device, inode), that the gofer acts as if absent (filesystem.denyRead).
+  std::vector<std::pair<uint64_t, uint64_t>> hidden;
+  // Host files the guest may not change (nor, for a directory, add to or remove from), and
+  // names in directories (device, inode, name) it may not create, remove or rename
+  // (sentry-run's protected files).
+  std::vector<std::pair<uint64_t, uint64_t>> protected_files;
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> protected_names;
 };
 
 struct GoferProcess {

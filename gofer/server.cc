@@ -151,6 +151,40 @@ bool ParseOwner(const std::string& s, ServerOptions* opts) {
   return true;
 }
 
+// "DEV:INO" (decimal) at the start of `s`; `*rest` gets what follows it.
+bool ParseDevIno(const char* s, std::pair<dev_t, ino_t>* id, const char** rest) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long dev = strtoull(s, &end, 10);
+  if (end == s || *end != ':' || errno != 0) return false;
+  const char* i = end + 1;
+  unsigned long long ino = strtoull(i, &end, 10);
+  if (end == i || errno != 0) return false;
+  *id = {static_cast<dev_t>(dev), static_cast<ino_t>(ino)};
+  *rest = end;
+  return true;
+}
+
+// "DEV:INO": a host file (to hide, or to protect).
+bool ParseFileId(const std::string& s, std::set<std::pair<dev_t, ino_t>>* out) {
+  std::pair<dev_t, ino_t> id;
+  const char* rest;
+  if (!ParseDevIno(s.c_str(), &id, &rest) || *rest != '\0') return false;
+  out->insert(id);
+  return true;
+}
+
+// "DEV:INO:NAME": a protected name in the directory DEV:INO.
+bool ParseProtectedName(const std::string& s, ServerOptions* opts) {
+  std::pair<dev_t, ino_t> id;
+  const char* rest;
+  if (!ParseDevIno(s.c_str(), &id, &rest) || *rest != ':') return false;
+  std::string name = rest + 1;
+  if (!CheckName(name).ok()) return false;
+  opts->protected_names.insert({id.first, id.second, name});
+  return true;
+}
+
 bool ParseArgs(int argc, char** argv, Options* opts) {
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -165,6 +199,12 @@ bool ParseArgs(int argc, char** argv, Options* opts) {
       opts->mounts.push_back(std::move(m));
     } else if (a.rfind("--owner=", 0) == 0) {
       if (!ParseOwner(a.substr(8), &opts->server)) return false;
+    } else if (a.rfind("--hide=", 0) == 0) {
+      if (!ParseFileId(a.substr(7), &opts->server.hidden)) return false;
+    } else if (a.rfind("--protect=", 0) == 0) {
+      if (!ParseFileId(a.substr(10), &opts->server.protected_files)) return false;
+    } else if (a.rfind("--protect-name=", 0) == 0) {
+      if (!ParseProtectedName(a.substr(15), &opts->server)) return false;
     } else {
       return false;
     }

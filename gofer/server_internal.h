@@ -11,6 +11,10 @@
 //    policy allows it (submounts.h); otherwise its handle is sealed (no fd, empty, read-only);
 //  - operations that modify anything under a read-only attach fail with EROFS;
 //  - device nodes are never opened or created;
+//  - a hidden file (ServerOptions::hidden) is absent: walks to it fail with ENOENT, listings
+//    leave it out, and it cannot be unlinked or renamed, under any of its names;
+//  - a protected file (ServerOptions::protected_files) is read-only, and so is a protected
+//    name (protected_names): it cannot be created, removed or renamed;
 //  - no file the gofer creates or changes gets S_ISUID or S_ISGID (a directory may keep
 //    S_ISGID: it only passes the directory's group on), and opening a set-ID file for writing
 //    clears its set-ID bits first, so a guest cannot plant a set-ID program on the host.
@@ -19,7 +23,10 @@
 #include <sys/stat.h>
 
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gofer/handle_table.h"
@@ -45,6 +52,13 @@ struct ServerOptions {
     gid_t gid;
   };
   std::optional<Owner> owner;
+  // Host files (device, inode) the client may not see (sentry-run's filesystem.denyRead).
+  std::set<std::pair<dev_t, ino_t>> hidden;
+  // Host files (device, inode) the client may not change, nor, for a directory, add to or
+  // remove from (sentry-run's protected files: filesystem.denyWrite).
+  std::set<std::pair<dev_t, ino_t>> protected_files;
+  // Names in directories (device, inode, name) that may not be created, removed or renamed.
+  std::set<std::tuple<dev_t, ino_t, std::string>> protected_names;
 };
 
 // A host file's attributes and the id of the mount it is on (0 if the kernel does not say).
@@ -119,7 +133,10 @@ class Server {
   // Helpers (server_lookup.cc).
   Result<HandleEntry*> Lookup(Handle h);
   Result<HandleEntry*> LookupDir(Handle h);
-  Result<void> CheckWritable(const HandleEntry& e) const;
+  // EROFS if `e` lies under a read-only attach, is sealed or is a protected file.
+  Result<void> CheckWritable(const HandleEntry& e);
+  // EROFS if `name` in directory `dir` is a protected name or names a protected file.
+  Result<void> CheckNameWritable(const HandleEntry& dir, const std::string& name) const;
   Result<AtTarget> Target(const HandleEntry& e);
   Result<struct stat> StatOf(const HandleEntry& e);
   // Walks `name` in `dir`: adds a handle for it and writes "h, st" to `out`.
@@ -133,6 +150,12 @@ class Server {
   // EACCES if `fd`, just opened as the non-directory `e`, lies on a mount under its directory
   // that the gofer does not serve (mounted there after the walk). `st` is fstat(fd).
   Result<void> CheckOpenedMount(const HandleEntry& e, int fd, const struct stat& st);
+  // Whether the file with attributes `st` is hidden (ServerOptions::hidden).
+  bool Hidden(const struct stat& st) const {
+    return !opts_.hidden.empty() && opts_.hidden.count({st.st_dev, st.st_ino}) != 0;
+  }
+  // ENOENT if `name` in `dirfd` is a hidden file; a missing name is not an error here.
+  Result<void> CheckNotHidden(int dirfd, const std::string& name) const;
   // Gives a file the gofer just made its owner (ServerOptions::owner, or uid:gid).
   Result<void> ChownNew(int dirfd, const char* name, uint32_t uid, uint32_t gid);
   // An fd for f*xattr calls on `e`: the directory fd, or a fresh O_RDONLY fd of a regular

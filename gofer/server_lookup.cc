@@ -115,6 +115,14 @@ Result<void> Server::CheckOpenedMount(const HandleEntry& e, int fd, const struct
   return Ok();
 }
 
+Result<void> Server::CheckNotHidden(int dirfd, const std::string& name) const {
+  struct stat st;
+  if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && Hidden(st)) {
+    return Errno(ENOENT);
+  }
+  return Ok();
+}
+
 Result<void> CheckName(const std::string& name) {
   if (name.empty() || name == "." || name == ".." ||
       name.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
@@ -135,8 +143,30 @@ Result<HandleEntry*> Server::LookupDir(Handle h) {
   return e;
 }
 
-Result<void> Server::CheckWritable(const HandleEntry& e) const {
+Result<void> Server::CheckWritable(const HandleEntry& e) {
   if (attaches_[e.attach].read_only || e.sealed) return Errno(EROFS);
+  if (opts_.protected_files.empty()) return Ok();
+  std::pair<dev_t, ino_t> id{e.dev, e.ino};
+  if (!e.is_dir) {
+    struct stat st;
+    if (e.name.empty() ||
+        fstatat(table_.ParentOf(e).fd, e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Ok();  // gone: the op itself fails
+    }
+    id = {st.st_dev, st.st_ino};
+  }
+  if (opts_.protected_files.count(id) != 0) return Errno(EROFS);
+  return Ok();
+}
+
+Result<void> Server::CheckNameWritable(const HandleEntry& dir, const std::string& name) const {
+  if (opts_.protected_names.count({dir.dev, dir.ino, name}) != 0) return Errno(EROFS);
+  struct stat st;
+  if (!opts_.protected_files.empty() &&
+      fstatat(dir.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      opts_.protected_files.count({st.st_dev, st.st_ino}) != 0) {
+    return Errno(EROFS);
+  }
   return Ok();
 }
 
@@ -162,6 +192,7 @@ Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer
   HandleEntry* d = SENTRY_TRY(LookupDir(dir));
   if (d->sealed) return Errno(ENOENT);
   HostStat child = SENTRY_TRY(StatAt(d->fd, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT));
+  if (Hidden(child.st)) return Errno(ENOENT);
   struct stat st = child.st;
   bool sealed = OnOtherMount(*d, child) && !MayEnterAt(*d, name.c_str());
   if (sealed && !S_ISDIR(st.st_mode)) return Errno(EACCES);  // a file mounted over a file
@@ -178,6 +209,10 @@ Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer
       return opened.error();
     }
     st = opened->st;
+    if (Hidden(st)) {  // swapped in by the host after the stat above
+      close(fd);
+      return Errno(ENOENT);
+    }
     if (!SameMount(child, *opened) && OnOtherMount(*d, *opened) && !MayEnter(d->attach, fd)) {
       close(fd);
       st = SealedStat(st);
@@ -318,6 +353,10 @@ Result<void> Server::ReadDir(Reader& in, Writer& out) {
     pos += ent.d_reclen;
     next = static_cast<uint64_t>(ent.d_off);
     if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) continue;
+    struct stat id {};
+    id.st_dev = d->dev;
+    id.st_ino = ent.d_ino;
+    if (Hidden(id)) continue;
     entries.Str(name).U64(ent.d_ino).U8(ent.d_type);
     count++;
   }

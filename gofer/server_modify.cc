@@ -87,6 +87,7 @@ Result<void> Server::Create(Reader& in, Writer& out) {
   HandleEntry* d = SENTRY_TRY(LookupDir(dir));
   SENTRY_TRY(CheckName(name));
   SENTRY_TRY(CheckWritable(*d));
+  SENTRY_TRY(CheckNameWritable(*d, name));
   int oflags =
       (flags & (O_ACCMODE | O_APPEND)) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
   int fd = openat(d->fd, name.c_str(), oflags, HostMode(false, mode));
@@ -112,6 +113,7 @@ Result<void> Server::Mkdir(Reader& in, Writer& out) {
   HandleEntry* d = SENTRY_TRY(LookupDir(dir));
   SENTRY_TRY(CheckName(name));
   SENTRY_TRY(CheckWritable(*d));
+  SENTRY_TRY(CheckNameWritable(*d, name));
   if (mkdirat(d->fd, name.c_str(), HostMode(true, mode)) != 0) return Errno(errno);
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
   SENTRY_TRY(AddChild(dir, name, out));
@@ -129,6 +131,7 @@ Result<void> Server::Symlink(Reader& in, Writer& out) {
   if (target.empty()) return Errno(ENOENT);
   if (target.find('\0') != std::string::npos) return Errno(EINVAL);
   SENTRY_TRY(CheckWritable(*d));
+  SENTRY_TRY(CheckNameWritable(*d, name));
   if (symlinkat(target.c_str(), d->fd, name.c_str()) != 0) return Errno(errno);
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
   SENTRY_TRY(AddChild(dir, name, out));
@@ -145,6 +148,7 @@ Result<void> Server::Mknod(Reader& in, Writer& out) {
   mode_t type = (mode & S_IFMT) == 0 ? S_IFREG : (mode & S_IFMT);
   if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) return Errno(EPERM);
   SENTRY_TRY(CheckWritable(*d));
+  SENTRY_TRY(CheckNameWritable(*d, name));
   if (mknodat(d->fd, name.c_str(), type | HostMode(false, mode), 0) != 0) return Errno(errno);
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
   SENTRY_TRY(AddChild(dir, name, out));
@@ -162,6 +166,7 @@ Result<void> Server::Link(Reader& in, Writer& /*out*/) {
   if (t->is_dir) return Errno(EPERM);
   if (t->attach != d->attach) return Errno(EXDEV);
   SENTRY_TRY(CheckWritable(*d));
+  SENTRY_TRY(CheckNameWritable(*d, name));
   AtTarget at = SENTRY_TRY(Target(*t));
   // flags 0: a symlink is linked itself, not its target.
   if (linkat(at.dirfd, at.name, d->fd, name.c_str(), 0) != 0) return Errno(errno);
@@ -177,6 +182,8 @@ Result<void> Server::Unlink(Reader& in, Writer& /*out*/) {
   SENTRY_TRY(CheckName(name));
   if (flags & ~AT_REMOVEDIR) return Errno(EINVAL);
   SENTRY_TRY(CheckWritable(*d));
+  SENTRY_TRY(CheckNameWritable(*d, name));
+  SENTRY_TRY(CheckNotHidden(d->fd, name));
   if (unlinkat(d->fd, name.c_str(), flags) != 0) return Errno(errno);
   table_.Removed(*d, name);
   return Ok();
@@ -197,6 +204,10 @@ Result<void> Server::Rename(Reader& in, Writer& /*out*/) {
   if (od->attach != nd->attach) return Errno(EXDEV);
   SENTRY_TRY(CheckWritable(*od));
   SENTRY_TRY(CheckWritable(*nd));
+  SENTRY_TRY(CheckNameWritable(*od, old_name));
+  SENTRY_TRY(CheckNameWritable(*nd, new_name));
+  SENTRY_TRY(CheckNotHidden(od->fd, old_name));
+  SENTRY_TRY(CheckNotHidden(nd->fd, new_name));
   // Renaming a file onto another name of itself succeeds and changes nothing.
   struct stat a, b;
   bool same = fstatat(od->fd, old_name.c_str(), &a, AT_SYMLINK_NOFOLLOW) == 0 &&

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -18,17 +19,17 @@
 #include "gofer/client.h"
 #include "gofer/launch.h"
 #include "netstack/stack.h"
+#include "runtime-shim/terminal.h"
 #include "sentry/base/logging.h"
 #include "sentry/base/status.h"
 #include "sentry/kernel/kernel.h"
 #include "sentry/kernel/procfs.h"
-#include "syscalls/dispatch.h"
 #include "sentry/kernel/sysfs.h"
+#include "syscalls/dispatch.h"
 #include "vfs/devfs.h"
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
 #include "vfs/overlay.h"
-#include "runtime-shim/terminal.h"
 #include "vfs/tty.h"
 
 namespace sentry::shim {
@@ -40,19 +41,19 @@ std::string Realpath(const std::string& p) {
   return buf;
 }
 
-// Finds `prog` on the host the way a shell would, for a clear error before start-up when
-// the guest's root is the host's.
-absl::StatusOr<std::string> FindProgram(const std::string& prog) {
+// Finds `prog` on the host in `path` the way a shell would, for a clear error before start-up
+// when the guest's root is the host's.
+absl::StatusOr<std::string> FindProgram(const std::string& prog, const std::string& p) {
   if (prog.find('/') != std::string::npos) {
     if (access(prog.c_str(), F_OK) != 0) return absl::NotFoundError(prog + ": no such file");
     return Realpath(prog);
   }
-  std::string p = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   size_t i = 0;
   while (i <= p.size()) {
     size_t j = p.find(':', i);
     if (j == std::string::npos) j = p.size();
-    std::string cand = p.substr(i, j - i) + "/" + prog;
+    std::string dir = j > i ? p.substr(i, j - i) : ".";  // an empty entry is the cwd
+    std::string cand = dir + "/" + prog;
     if (access(cand.c_str(), X_OK) == 0) return cand;
     i = j + 1;
   }
@@ -109,6 +110,14 @@ absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string&
   return absl::OkStatus();
 }
 
+// The directories a read-only root leaves writable (SandboxOptions::read_only_root), each an
+// empty tmpfs, with the modes they have on a Linux system.
+struct ScratchDir {
+  const char* path;
+  uint32_t mode;
+};
+constexpr ScratchDir kScratchDirs[] = {{"/tmp", 01777}, {"/var/tmp", 01777}, {"/run", 0755}};
+
 // Builds the guest's file system: overlay(gofer root, tmpfs) with /dev, /proc and binds.
 absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
                                                   std::shared_ptr<gofer::Client> client) {
@@ -146,12 +155,35 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   for (const auto& dir : opts.tmpfs_mounts) {
     SENTRY_RETURN_IF_ERROR(mount(dir, vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
   }
+  if (opts.read_only_root) {
+    for (const auto& dir : kScratchDirs) {
+      SENTRY_RETURN_IF_ERROR(
+          mount(dir.path, vfs::NewTmpfs(dir.mode, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
+    }
+  }
   for (const auto& b : opts.binds) {
     bool bind_ro = b.read_only;
     auto broot = vfs::NewGoferRoot(client, b.guest, &bind_ro);
     SENTRY_RETURN_IF_ERROR(mount(b.guest, broot, "bind", bind_ro ? MS_RDONLY : 0));
+    if (!bind_ro) continue;
+    auto at = v->Resolve(ctx, ctx.root, b.guest, true);
+    if (!at.ok()) return Err("bind " + b.guest, at.error());
+    v->LockReadOnly(*at);
   }
+  // Last: the mount points above were made in the root's in-memory layer.
+  if (opts.read_only_root) v->LockReadOnly(v->Root());
   return v;
+}
+
+// The first of `dirs` that is a directory in the guest's file system; "/" if none is.
+std::string FirstVisibleDir(vfs::Vfs& v, const std::vector<std::string>& dirs) {
+  vfs::Context ctx;
+  ctx.root = ctx.cwd = v.Root();
+  for (const auto& dir : dirs) {
+    auto p = v.Resolve(ctx, ctx.root, dir, true);
+    if (p.ok() && p->inode()->IsDir()) return dir;
+  }
+  return "/";
 }
 
 // Sends catchable signals this process receives on to the guest init while it runs: a signal
@@ -254,7 +286,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
   if (opts.rootfs == "/" && opts.program.empty()) {
-    auto found = FindProgram(opts.argv[0]);
+    auto found = FindProgram(opts.argv[0], opts.default_path);
     if (!found.ok()) return found.status();
     SENTRY_RETURN_IF_ERROR(CheckProgram(*found));
     prog = *found;
@@ -278,6 +310,9 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // What the guest creates on a bind belongs to whoever ran sentry-run, not to a guest uid.
   gofer::GoferOptions gopts;
   gopts.owner = gofer::GoferOptions::Owner{getuid(), getgid()};
+  gopts.hidden = opts.hidden_files;
+  gopts.protected_files = opts.protected_files;
+  gopts.protected_names = opts.protected_names;
   // Forked without exec (nothing else runs yet, so the process is single-threaded).
   auto gp = gofer::StartGofer("", gmounts, gopts);
   if (!gp.ok()) return gp.status();
@@ -321,17 +356,26 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   so.nofile = {std::min<uint64_t>(nofile.rlim_cur, 1 << 20),
                std::min<uint64_t>(nofile.rlim_max, 1 << 20)};
   so.path = prog;
-  if (!opts.cwd.empty()) so.cwd = opts.cwd;
+  so.cwd = opts.cwd.empty() ? FirstVisibleDir(k.vfs(), opts.cwd_if_visible) : opts.cwd;
   so.argv = opts.argv;
   so.uid = opts.uid;
   so.seccomp_filter = opts.seccomp_filter;
   so.gid = opts.gid;
   if (!opts.env_exact) {
-    so.envp = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-               "HOME=/root", "LANG=C.UTF-8"};
+    so.envp = {"PATH=" + opts.default_path, "HOME=" + opts.default_home, "LANG=C.UTF-8"};
     if (const char* term = getenv("TERM")) so.envp.push_back(std::string("TERM=") + term);
   }
-  for (const auto& e : opts.env) so.envp.push_back(e);
+  for (const auto& e : opts.env) {
+    // A later entry replaces an earlier one of the same name (getenv takes the first).
+    std::string key = e.substr(0, e.find('=') + 1);
+    auto same = std::find_if(so.envp.begin(), so.envp.end(),
+                             [&](const std::string& o) { return o.rfind(key, 0) == 0; });
+    if (same != so.envp.end()) {
+      *same = e;
+    } else {
+      so.envp.push_back(e);
+    }
+  }
   std::unique_ptr<TerminalRelay> terminal;
   if (opts.terminal_fd >= 0) {
     auto t = TerminalRelay::Start(k.vfs(), opts.terminal_fd);

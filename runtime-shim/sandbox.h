@@ -7,6 +7,8 @@
 #include <linux/filter.h>
 
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,12 +40,24 @@ struct SandboxOptions {
   std::string hostname;
   // The guest's root: a host directory seen read-only under an in-memory upper layer.
   std::string rootfs = "/";
+  // The root itself is mounted read-only (writes fail with EROFS, as under bwrap or srt),
+  // except the binds, tmpfs_mounts, /dev and the scratch directories /tmp, /var/tmp and /run,
+  // each an empty tmpfs. False: the guest writes anywhere, into the in-memory layer dropped
+  // at exit (an OCI container's writable root; sentry-run --fs=scratch).
+  bool read_only_root = false;
   struct Bind {
     std::string host;
     std::string guest;
     bool read_only = false;
   };
   std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
+  // Host files, as (device, inode), that the guest cannot see under any name: the gofer acts
+  // as if they were absent (sentry-run's filesystem.denyRead, runtime-shim/deny_read.h).
+  std::vector<std::pair<uint64_t, uint64_t>> hidden_files;
+  // Host files the guest may not change, and names in host directories it may not create,
+  // remove or rename (sentry-run's protected files, runtime-shim/protected_files.h).
+  std::vector<std::pair<uint64_t, uint64_t>> protected_files;
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> protected_names;
   // Host files copied into the guest's in-memory layer at start-up (an OCI bind mount of a
   // single file, such as Docker's /etc/hosts): a snapshot, not a live bind.
   struct FileCopy {
@@ -53,7 +67,14 @@ struct SandboxOptions {
   std::vector<FileCopy> file_copies;
   // Guest directories that get an empty tmpfs of their own (an OCI "tmpfs" mount).
   std::vector<std::string> tmpfs_mounts;
-  std::string cwd;          // initial working directory (default: the workspace, or /)
+  std::string cwd;  // initial working directory (default: see cwd_if_visible)
+  // When `cwd` is empty: the first of these that is a directory in the guest's file system
+  // (sentry-run: the caller's cwd, then the workspace); none: /.
+  std::vector<std::string> cwd_if_visible;
+  // The guest's PATH and HOME unless env_exact; PATH is also where argv[0] is looked up when
+  // the root is the host's (sentry-run passes the caller's).
+  std::string default_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  std::string default_home = "/root";
   // Bytes of file data the in-memory layer (overlay upper, tmpfs mounts, /dev/shm, memfds)
   // may hold in all; 0 keeps the default, half the host's RAM. Beyond it: ENOSPC.
   uint64_t tmpfs_size = 0;

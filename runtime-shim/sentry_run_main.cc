@@ -1,12 +1,18 @@
-// sentry-run [--platform=seccomp|ptrace] [--strace] [--env K=V]... [--submounts=auto|none]
-//            [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]... [--tty=auto|never]
-//            -- PROGRAM ARGS...
+// sentry-run [--policy FILE] [--print-policy] [--fs=readonly|scratch] [--platform=seccomp|ptrace]
+//            [--strace] [--env K=V]... [--submounts=auto|none] [--net=none|host]
+//            [--allow-net=RULE]... [--deny-net=RULE]... [--tty=auto|never] -- PROGRAM ARGS...
+#include <limits.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "netstack/policy.h"
+#include "runtime-shim/policy.h"
 #include "runtime-shim/sandbox.h"
 #include "vfs/mem_inode.h"
 
@@ -15,16 +21,27 @@ namespace {
 void Usage(FILE* out) {
   fprintf(
       out,
-      "usage: sentry-run [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
+      "usage: sentry-run [--policy FILE] [--print-policy] [--fs=readonly|scratch]\n"
+      "                  [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
       "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
       "                  [--tty=auto|never] -- PROGRAM [ARGS...]\n"
-      "The guest's root is --rootfs (default: the host's /), read-only, under an in-memory\n"
-      "layer that takes the guest's writes and is dropped at exit. --bind mounts a host\n"
-      "directory (read-write unless :ro); --workspace DIR binds DIR read-write at the same\n"
-      "path and starts there. Files the guest creates there belong to the caller and never\n"
-      "carry set-user-ID or set-group-ID bits.\n"
+      "The guest's root is --rootfs (default: the host's /). --fs=readonly (the default): it\n"
+      "is read-only, writes there fail with EROFS, except in the binds, /dev and the scratch\n"
+      "directories /tmp, /var/tmp, /run and /dev/shm (each an empty in-memory tmpfs).\n"
+      "--fs=scratch: the guest may write anywhere, into an in-memory layer dropped at exit.\n"
+      "--bind mounts a host directory (read-write unless :ro); --workspace DIR binds DIR\n"
+      "read-write at the same path and starts there. Files the guest creates there belong to\n"
+      "the caller and never carry set-user-ID or set-group-ID bits.\n"
+      "--policy FILE reads a JSON policy (default: ~/.config/sentry/policy.json if present;\n"
+      "keys filesystem, network, limits, env: see docs/sentry-run.md); flags override it\n"
+      "(list flags add to its lists). --print-policy prints the effective policy and exits.\n"
+      "By default the usual secrets of every home (~/.ssh, ~/.aws, ~/.netrc, ...) and\n"
+      "/etc/shadow are absent (filesystem.denyRead), and shell rc files, .git/hooks,\n"
+      ".git/config and editor folders in the workspace are read-only (filesystem.denyWrite).\n"
+      "The guest starts in your working directory if it can see it (with --workspace: if it\n"
+      "is inside the workspace), else in the workspace, else in /, with your HOME and PATH.\n"
       "A host mount below the root or a bind is served if it is a disk or network file\n"
       "system (--submounts=auto, the default) and otherwise (/proc, /sys, /dev, tmpfs, ...,\n"
       "or every one with --submounts=none) shows as an empty read-only directory.\n"
@@ -45,10 +62,30 @@ void Usage(FILE* out) {
       "guest gets your fds as they are.\n");
 }
 
+// Like other sandboxes, the guest starts where the caller is, with the caller's HOME and PATH
+// (argv[0] is looked up in that PATH). The caller's cwd is used if the guest can see it and,
+// with --workspace, if it is inside the workspace; otherwise the workspace, else /.
+void SetCallerDefaults(const std::string& workspace, sentry::shim::SandboxOptions& opts) {
+  if (const char* path = getenv("PATH"); path != nullptr && *path != '\0') {
+    opts.default_path = path;
+  }
+  if (std::string home = sentry::shim::CallerHome(); !home.empty()) opts.default_home = home;
+  char buf[PATH_MAX];
+  std::string here = getcwd(buf, sizeof(buf)) != nullptr ? buf : "";
+  bool in_workspace = workspace.empty() || here == workspace || here.rfind(workspace + "/", 0) == 0;
+  if (opts.rootfs == "/" && !here.empty() && in_workspace) opts.cwd_if_visible.push_back(here);
+  if (!workspace.empty()) opts.cwd_if_visible.push_back(workspace);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   sentry::shim::SandboxOptions opts;
+  // Flags that set the policy, applied over the policy file once it is read.
+  std::vector<std::function<void(sentry::shim::Policy&)>> cli;
+  std::string policy_file;
+  std::string workspace;
+  bool print_policy = false;
   int i = 1;
   for (; i < argc; i++) {
     std::string a = argv[i];
@@ -67,6 +104,17 @@ int main(int argc, char** argv) {
     }
     if (a == "--strace") {
       opts.strace = true;
+    } else if (a == "--print-policy") {
+      print_policy = true;
+    } else if (const char* v = value("--policy")) {
+      policy_file = v;
+    } else if (const char* v = value("--fs")) {
+      std::string mode = v;
+      if (mode != "readonly" && mode != "scratch") {
+        fprintf(stderr, "sentry-run: --fs must be readonly or scratch, got \"%s\"\n", v);
+        return 2;
+      }
+      cli.push_back([mode](auto& p) { p.read_only = mode == "readonly"; });
     } else if (a == "--debug") {
       opts.debug = true;
     } else if (a.rfind("--platform", 0) == 0 && value("--platform")) {
@@ -79,7 +127,9 @@ int main(int argc, char** argv) {
         fprintf(stderr, "sentry-run: --env needs KEY=VALUE, got \"%s\"\n", v.c_str());
         return 2;
       }
-      opts.env.push_back(v);
+      std::string name = v.substr(0, v.find('='));
+      std::string val = v.substr(v.find('=') + 1);
+      cli.push_back([name, val](auto& p) { p.set.emplace_back(name, val); });
     } else if (const char* v = value("--rootfs")) {
       opts.rootfs = v;
     } else if (const char* v = value("--bind")) {
@@ -97,7 +147,7 @@ int main(int argc, char** argv) {
       }
       b->guest = b->host;
       opts.binds.push_back(*b);
-      opts.cwd = b->host;
+      workspace = b->host;
     } else if (const char* v = value("--cwd")) {
       opts.cwd = v;
     } else if (const char* v = value("--tmpfs-size")) {
@@ -106,7 +156,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "sentry-run: --tmpfs-size \"%s\": expected a size such as 512m, 4g or 25%%\n", v);
         return 2;
       }
-      opts.tmpfs_size = *size;
+      cli.push_back([t = std::string(v)](auto& p) { p.tmp_size = t; });
     } else if (const char* v = value("--pids")) {
       char* end = nullptr;
       long long n = strtoll(v, &end, 10);
@@ -114,7 +164,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "sentry-run: --pids needs a positive number, got \"%s\"\n", v);
         return 2;
       }
-      opts.max_tasks = n;
+      cli.push_back([n](auto& p) { p.pids = n; });
     } else if (const char* v = value("--tty")) {
       std::string mode = v;
       if (mode != "auto" && mode != "never") {
@@ -135,7 +185,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "sentry-run: --net must be none or host, got \"%s\"\n", v);
         return 2;
       }
-      opts.net_host = mode == "host";
+      cli.push_back([mode](auto& p) { p.net_host = mode == "host"; });
     } else if (a.rfind("--allow-net", 0) == 0 || a.rfind("--deny-net", 0) == 0) {
       bool allow = a.rfind("--allow-net", 0) == 0;
       const char* v = value(allow ? "--allow-net" : "--deny-net");
@@ -150,7 +200,9 @@ int main(int argc, char** argv) {
                 err.c_str());
         return 2;
       }
-      (allow ? opts.allow_net : opts.deny_net).push_back(*rule);
+      cli.push_back([allow, r = std::string(v)](auto& p) {
+        (allow ? p.allowed_domains : p.denied_domains).push_back(r);
+      });
     } else if (a.rfind("-", 0) == 0) {
       fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
       return 2;
@@ -159,8 +211,31 @@ int main(int argc, char** argv) {
     }
   }
   for (; i < argc; i++) opts.argv.push_back(argv[i]);
-  if (!opts.net_host && (!opts.allow_net.empty() || !opts.deny_net.empty())) {
-    fprintf(stderr, "sentry-run: --allow-net and --deny-net need --net=host\n");
+  sentry::shim::Policy policy;
+  if (policy_file.empty()) {
+    std::string own = sentry::shim::DefaultPolicyPath();
+    if (!own.empty() && access(own.c_str(), F_OK) == 0) policy_file = own;
+  }
+  if (!policy_file.empty()) {
+    if (auto s = sentry::shim::LoadPolicyFile(policy_file, policy); !s.ok()) {
+      fprintf(stderr, "sentry-run: %s\n", std::string(s.message()).c_str());
+      return 2;
+    }
+  }
+  for (const auto& apply : cli) apply(policy);
+  if (!policy.net_host && (!policy.allowed_domains.empty() || !policy.denied_domains.empty())) {
+    fprintf(stderr,
+            "sentry-run: --allow-net and --deny-net (network.allowedDomains, deniedDomains) "
+            "need --net=host (network.mode \"host\")\n");
+    return 2;
+  }
+  if (print_policy) {
+    fputs(sentry::shim::PolicyJson(policy).c_str(), stdout);
+    return 0;
+  }
+  SetCallerDefaults(workspace, opts);
+  if (auto s = sentry::shim::ApplyPolicy(policy, opts); !s.ok()) {
+    fprintf(stderr, "sentry-run: %s\n", std::string(s.message()).c_str());
     return 2;
   }
   if (opts.argv.empty()) {

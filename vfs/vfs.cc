@@ -697,11 +697,20 @@ Result<void> Vfs::BindAt(const Path& target, const Path& source, int flags) {
   if (target.inode()->IsDir() != source.inode()->IsDir()) return Errno(ENOTDIR);
   auto m = std::make_shared<Mount>();
   m->flags_ = flags;
+  if (source.mnt->read_only_locked_) {
+    m->flags_ |= MS_RDONLY;
+    m->read_only_locked_ = true;
+  }
   m->fstype_ = source.mnt->fstype_;
   m->source_ = source.mnt->source_;
   m->root_ = source.d;
   AddMount(target, std::move(m));
   return Ok();
+}
+
+void Vfs::LockReadOnly(const Path& p) {
+  p.mnt->flags_ |= MS_RDONLY;
+  p.mnt->read_only_locked_ = true;
 }
 
 Result<void> Vfs::Umount(const Context& ctx, const Path& target) {

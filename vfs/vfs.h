@@ -55,6 +55,9 @@ class Mount {
   uint64_t id() const { return id_; }
   int flags() const { return flags_; }  // MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC
   bool read_only() const { return flags_ & MS_RDONLY; }
+  // Made read-only by the sandbox's set-up (Vfs::LockReadOnly): a bind of it stays read-only,
+  // as Linux locks the read-only flag of mounts a less privileged user namespace inherits.
+  bool read_only_locked() const { return read_only_locked_; }
   const std::string& fstype() const { return fstype_; }
   const std::string& source() const { return source_; }
   const DentryRef& root() const { return root_; }
@@ -65,6 +68,7 @@ class Mount {
   Vfs* vfs_ = nullptr;  // the mount namespace this mount belongs to
   uint64_t id_ = 0;
   int flags_ = 0;
+  bool read_only_locked_ = false;  // set before the guest runs, never cleared
   std::string fstype_;
   std::string source_;
   DentryRef root_;
@@ -147,7 +151,11 @@ class Vfs {
   // mount(2) of a new file system (root inode) or a bind of `source` on `target`.
   Result<void> MountAt(const Path& target, InodeRef root, std::string fstype,
                        std::string source, int flags);
+  // A bind of a locked read-only mount is read-only whatever `flags` say.
   Result<void> BindAt(const Path& target, const Path& source, int flags);
+  // Makes the mount at `p` read-only for good (no bind inside the guest makes a writable
+  // view of it). Precondition: called during set-up, before any guest task runs.
+  void LockReadOnly(const Path& p);
   Result<void> Umount(const Context& ctx, const Path& target);
   // pivot_root is not offered; chroot is a Context change.
 

@@ -1,11 +1,13 @@
 #!/bin/sh
-# Writes in the default root stay in the sandbox; writes to --workspace reach the host.
+# With --fs=scratch, writes to the root stay in the sandbox; writes to --workspace reach the
+# host. (The default read-only root, where the same write fails with EROFS, is checked by
+# tests/policy/policy.sh.)
 #
 #   root_writes.sh SENTRY_RUN
 #
 # The guest writes /etc/sentry-probe-PID (the root is the host's, read-only under an
-# in-memory layer) and, in its workspace (a fresh host directory, also its working
-# directory), random data, a checksum of it, a directory, a symlink and a renamed file.
+# in-memory layer that --fs=scratch lets the guest write) and, in its workspace (a fresh host
+# directory, also its working directory), random data, a checksum of it, a directory, a symlink and a renamed file.
 # Then, from the host: the probe must not exist, the workspace files must be there byte for
 # byte after the sandbox is gone. Exits 0 iff everything held.
 set -u
@@ -15,7 +17,7 @@ probe=/etc/sentry-probe-$$
 trap 'rm -rf "$ws"; rm -f "$probe"' EXIT
 rm -f "$probe"
 
-out=$("$sentry_run" --workspace "$ws" -- /bin/sh -c "
+out=$("$sentry_run" --fs=scratch --workspace "$ws" -- /bin/sh -c "
   set -e
   echo inside > $probe
   cat $probe

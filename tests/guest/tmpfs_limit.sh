@@ -1,7 +1,9 @@
 #!/bin/sh
 # The in-memory layer is bounded: writes and fallocate beyond its size get ENOSPC, the space
 # comes back when files go, and the Sentry's memory stays near the limit whatever the guest
-# asks for.
+# asks for. The guest writes to the root itself, so the runs use --fs=scratch (the root's
+# in-memory layer); the scratch directories of the default read-only root draw on the same
+# budget (tests/policy/policy.sh checks limits.tmpSize there).
 #
 #   tmpfs_limit.sh SENTRY_RUN PLATFORM
 #
@@ -29,7 +31,7 @@ run_and_measure() {
   mkfifo "$fifo_dir/go"
   # The guest cannot open a host fifo: it polls for a file the host creates in a bind.
   # shellcheck disable=SC2086
-  "$sentry_run" --platform="$platform" $1 --bind "$fifo_dir:/sync" -- /bin/sh -c "$2
+  "$sentry_run" --platform="$platform" --fs=scratch $1 --bind "$fifo_dir:/sync" -- /bin/sh -c "$2
     echo waiting
     i=0; while [ ! -e /sync/done ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i+1)); done" \
     >"$out" 2>&1 &

@@ -4,8 +4,9 @@
 #
 #   compare.sh [--need-private-tmp] SENTRY_RUN SCRIPT
 #
-# The native run is `env -i PATH=... HOME=/root LANG=C.UTF-8 [TERM=...] /bin/bash SCRIPT`, the
-# environment the sandbox gives its guest; the sandboxed run is `SENTRY_RUN -- /bin/bash SCRIPT`.
+# The native run is `env -i PATH=... HOME=/root LANG=C.UTF-8 [TERM=...] /bin/bash SCRIPT`; the
+# sandboxed run is `env -i (the same) SENTRY_RUN -- /bin/bash SCRIPT`, whose guest gets that PATH
+# and HOME from its caller (and LANG and TERM of its own).
 # Both have stdin from /dev/null and / as working directory, native first. stderr is not
 # compared (messages name programs and paths) but is shown on a mismatch.
 #
@@ -68,7 +69,8 @@ run_both() {
   timeout -k 5 40 env -i "${env[@]}" /bin/bash "$script" \
     </dev/null >&3 2>&4 3>&- 4>&- 5>&- 6>&- 7>&-
   echo "native $?" >&7
-  local sandbox=("$sentry_run" --)
+  # sentry-run gives the guest its caller's PATH and HOME: the same environment as above.
+  local sandbox=(env -i "${env[@]}" "$sentry_run" --)
   if [ "${WORKLOADS_NATIVE_ONLY:-0}" = 1 ]; then sandbox=(env -i "${env[@]}"); fi
   timeout -k 5 "${WORKLOADS_TIMEOUT:-240}" "${sandbox[@]}" /bin/bash "$script" \
     </dev/null >&5 2>&6 3>&- 4>&- 5>&- 6>&- 7>&-

@@ -1,0 +1,316 @@
+#include "runtime-shim/policy.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+
+#include "netstack/policy.h"
+#include "nlohmann/json.hpp"
+#include "sentry/base/status.h"
+#include "vfs/mem_inode.h"
+
+extern char** environ;
+
+namespace sentry::shim {
+namespace {
+
+using Json = nlohmann::json;
+
+// Walks one policy file; every error names the file and the key it is about.
+class PolicyReader {
+ public:
+  PolicyReader(std::string file, Policy& policy) : file_(std::move(file)), p_(policy) {}
+
+  absl::Status Read(const Json& top) {
+    if (!top.is_object()) return Fail("(top level)", "expected an object");
+    SENTRY_RETURN_IF_ERROR(Keys(top, "", {"filesystem", "network", "limits", "env"}));
+    if (top.contains("filesystem")) SENTRY_RETURN_IF_ERROR(Filesystem(top["filesystem"]));
+    if (top.contains("network")) SENTRY_RETURN_IF_ERROR(Network(top["network"]));
+    if (top.contains("limits")) SENTRY_RETURN_IF_ERROR(Limits(top["limits"]));
+    if (top.contains("env")) SENTRY_RETURN_IF_ERROR(Env(top["env"]));
+    return absl::OkStatus();
+  }
+
+  absl::Status Fail(const std::string& key, const std::string& what) const {
+    return absl::InvalidArgumentError("policy " + file_ + ": " + key + ": " + what);
+  }
+
+ private:
+  // `obj` (at `key`, "" for the top) is an object whose keys are all in `known`.
+  absl::Status Keys(const Json& obj, const std::string& key,
+                    std::initializer_list<const char*> known) const {
+    if (!obj.is_object()) return Fail(key, "expected an object");
+    for (const auto& [name, value] : obj.items()) {
+      bool ok = false;
+      for (const char* k : known) ok = ok || name == k;
+      if (!ok) return Fail(Join(key, name), "unknown key");
+    }
+    return absl::OkStatus();
+  }
+
+  static std::string Join(const std::string& key, const std::string& name) {
+    return key.empty() ? name : key + "." + name;
+  }
+
+  absl::Status Strings(const Json& v, const std::string& key, std::vector<std::string>& out) {
+    if (!v.is_array()) return Fail(key, "expected an array of strings");
+    out.clear();
+    for (size_t i = 0; i < v.size(); i++) {
+      if (!v[i].is_string()) return Fail(key + "[" + std::to_string(i) + "]", "expected a string");
+      out.push_back(v[i].get<std::string>());
+    }
+    return absl::OkStatus();
+  }
+
+  static void AddNew(const std::vector<std::string>& more, std::vector<std::string>& list) {
+    for (const auto& path : more) {
+      if (std::find(list.begin(), list.end(), path) == list.end()) list.push_back(path);
+    }
+  }
+
+  // An array of absolute paths or "~/..." (no globs, no trailing '/'), into `out`; with
+  // `relative`, also paths relative to the writable roots (without "..").
+  absl::Status Paths(const Json& v, const std::string& key, std::vector<std::string>& out,
+                     bool relative = false) {
+    SENTRY_RETURN_IF_ERROR(Strings(v, key, out));
+    for (size_t i = 0; i < out.size(); i++) {
+      std::string at = key + "[" + std::to_string(i) + "]";
+      std::string& path = out[i];
+      if (path.find_first_of("*?[") != std::string::npos) {
+        return Fail(at, "globs are not supported yet");
+      }
+      while (path.size() > 1 && path.back() == '/') path.pop_back();
+      bool absolute = !path.empty() && (path[0] == '/' || path == "~" || path.rfind("~/", 0) == 0);
+      if (relative && !absolute) {
+        if (path.empty() || path == ".." || path.rfind("../", 0) == 0 ||
+            path.find("/../") != std::string::npos) {
+          return Fail(at, "expected a path, without \"..\"");
+        }
+      } else if (!absolute) {
+        return Fail(at, "expected an absolute path or ~/...");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Filesystem(const Json& fs) {
+    SENTRY_RETURN_IF_ERROR(
+        Keys(fs, "filesystem", {"readOnly", "allowWrite", "denyWrite", "denyRead", "allowRead"}));
+    if (fs.contains("readOnly")) {
+      const Json& ro = fs["readOnly"];
+      if (ro.is_boolean()) {
+        p_.read_only = ro.get<bool>();
+      } else if (ro.is_string() && ro.get<std::string>() == "scratch") {
+        p_.read_only = false;
+      } else {
+        return Fail("filesystem.readOnly", "expected true, false or \"scratch\"");
+      }
+    }
+    if (fs.contains("allowWrite")) {
+      SENTRY_RETURN_IF_ERROR(
+          Paths(fs["allowWrite"], "filesystem.allowWrite", p_.allow_write, /*relative=*/true));
+      for (auto& path : p_.allow_write) {
+        if (path == "~" || path.rfind("~/", 0) == 0) path = CallerHome() + path.substr(1);
+      }
+    }
+    if (fs.contains("denyRead")) {
+      std::vector<std::string> more;
+      SENTRY_RETURN_IF_ERROR(Paths(fs["denyRead"], "filesystem.denyRead", more));
+      AddNew(more, p_.deny_read);
+    }
+    if (fs.contains("denyWrite")) {
+      std::vector<std::string> more;
+      SENTRY_RETURN_IF_ERROR(
+          Paths(fs["denyWrite"], "filesystem.denyWrite", more, /*relative=*/true));
+      AddNew(more, p_.deny_write);
+    }
+    if (fs.contains("allowRead")) {
+      SENTRY_RETURN_IF_ERROR(Paths(fs["allowRead"], "filesystem.allowRead", p_.allow_read));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Network(const Json& net) {
+    SENTRY_RETURN_IF_ERROR(Keys(net, "network", {"mode", "allowedDomains", "deniedDomains"}));
+    if (net.contains("mode")) {
+      const Json& m = net["mode"];
+      if (!m.is_string() || (m != "none" && m != "host")) {
+        return Fail("network.mode", "expected \"none\" or \"host\"");
+      }
+      p_.net_host = m == "host";
+    }
+    for (auto [name, out] : {std::pair{"allowedDomains", &p_.allowed_domains},
+                             std::pair{"deniedDomains", &p_.denied_domains}}) {
+      if (!net.contains(name)) continue;
+      std::string key = Join("network", name);
+      SENTRY_RETURN_IF_ERROR(Strings(net[name], key, *out));
+      for (size_t i = 0; i < out->size(); i++) {
+        std::string err;
+        if (!netstack::ParseNetRule((*out)[i], &err)) {
+          return Fail(key + "[" + std::to_string(i) + "]", err);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Limits(const Json& lim) {
+    if (lim.is_object()) {
+      // Documented limits (docs/sentry-run.md) not enforced yet: refused, never ignored.
+      for (const char* name : {"memory", "cpus", "timeout", "cpuTime", "fileSize", "openFiles"}) {
+        if (lim.contains(name)) return Fail(Join("limits", name), "not supported yet");
+      }
+    }
+    SENTRY_RETURN_IF_ERROR(Keys(lim, "limits", {"pids", "tmpSize"}));
+    if (lim.contains("pids")) {
+      const Json& n = lim["pids"];
+      if (!n.is_number_integer() || n.get<int64_t>() <= 0) {
+        return Fail("limits.pids", "expected a positive integer");
+      }
+      p_.pids = n.get<int64_t>();
+    }
+    if (lim.contains("tmpSize")) {
+      const Json& s = lim["tmpSize"];
+      std::string text = s.is_number_unsigned() ? std::to_string(s.get<uint64_t>())
+                         : s.is_string()        ? s.get<std::string>()
+                                                : "";
+      auto size = vfs::ParseTmpfsSize(text);
+      if (!size.ok() || *size < 4096) {
+        return Fail("limits.tmpSize", "expected a size such as \"512m\", \"4g\" or \"25%\"");
+      }
+      p_.tmp_size = text;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Env(const Json& env) {
+    SENTRY_RETURN_IF_ERROR(Keys(env, "env", {"inherit", "set"}));
+    if (env.contains("inherit")) {
+      const Json& in = env["inherit"];
+      p_.inherit_all = in.is_string() && in == "*";
+      p_.inherit.clear();
+      if (!p_.inherit_all) {
+        if (in.is_string()) return Fail("env.inherit", "expected \"*\" or an array of names");
+        SENTRY_RETURN_IF_ERROR(Strings(in, "env.inherit", p_.inherit));
+        for (size_t i = 0; i < p_.inherit.size(); i++) {
+          if (!ValidName(p_.inherit[i])) {
+            return Fail("env.inherit[" + std::to_string(i) + "]", "not a variable name");
+          }
+        }
+      }
+    }
+    if (env.contains("set")) {
+      const Json& set = env["set"];
+      if (!set.is_object()) return Fail("env.set", "expected an object of strings");
+      p_.set.clear();
+      for (const auto& [name, value] : set.items()) {
+        if (!ValidName(name)) return Fail("env.set." + name, "not a variable name");
+        if (!value.is_string()) return Fail("env.set." + name, "expected a string");
+        p_.set.emplace_back(name, value.get<std::string>());
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  static bool ValidName(const std::string& name) {
+    return !name.empty() && name.find('=') == std::string::npos;
+  }
+
+  std::string file_;
+  Policy& p_;
+};
+
+}  // namespace
+
+absl::Status LoadPolicyFile(const std::string& path, Policy& policy) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError("policy " + path + ": " + strerror(errno));
+  Json top = Json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (top.is_discarded()) return absl::InvalidArgumentError("policy " + path + ": not valid JSON");
+  Policy copy = policy;  // a file with an error changes nothing
+  absl::Status s = PolicyReader(path, copy).Read(top);
+  if (s.ok()) policy = std::move(copy);
+  return s;
+}
+
+std::string CallerHome() {
+  if (const char* home = getenv("HOME"); home != nullptr && *home != '\0') return home;
+  struct passwd* pw = getpwuid(getuid());
+  return pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "";
+}
+
+std::string DefaultPolicyPath() {
+  std::string home = CallerHome();
+  return home.empty() ? "" : home + "/.config/sentry/policy.json";
+}
+
+std::string PolicyJson(const Policy& p) {
+  nlohmann::ordered_json j;
+  j["filesystem"]["readOnly"] = p.read_only ? nlohmann::ordered_json(true) : "scratch";
+  j["filesystem"]["allowWrite"] = p.allow_write;
+  j["filesystem"]["denyWrite"] = p.deny_write;
+  j["filesystem"]["denyRead"] = p.deny_read;
+  j["filesystem"]["allowRead"] = p.allow_read;
+  j["network"]["mode"] = p.net_host ? "host" : "none";
+  j["network"]["allowedDomains"] = p.allowed_domains;
+  j["network"]["deniedDomains"] = p.denied_domains;
+  j["limits"]["pids"] = p.pids > 0 ? nlohmann::ordered_json(p.pids) : "auto";
+  j["limits"]["tmpSize"] = p.tmp_size.empty() ? "50%" : p.tmp_size;
+  j["env"]["inherit"] =
+      p.inherit_all ? nlohmann::ordered_json("*") : nlohmann::ordered_json(p.inherit);
+  j["env"]["set"] = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : p.set) j["env"]["set"][name] = value;
+  return j.dump(2) + "\n";
+}
+
+absl::Status ApplyPolicy(const Policy& p, SandboxOptions& opts) {
+  opts.read_only_root = p.read_only;
+  std::vector<std::string> unprotected;
+  for (const auto& dir : p.allow_write) {
+    if (dir[0] != '/') {
+      unprotected.push_back(dir);
+      continue;
+    }
+    auto b = ParseBind(dir + ":" + dir + ":rw");
+    if (!b.ok()) return b.status();
+    b->guest = b->host;
+    opts.binds.push_back(*b);
+  }
+  std::vector<std::string> homes = Homes(opts.default_home);
+  std::vector<std::string> writable_roots;
+  for (const auto& b : opts.binds) {
+    if (!b.read_only) writable_roots.push_back(b.host);
+  }
+  std::vector<std::string> protect;
+  for (const auto& path : ExpandHomes(p.deny_write, homes)) {
+    if (std::find(unprotected.begin(), unprotected.end(), path) == unprotected.end()) {
+      protect.push_back(path);
+    }
+  }
+  ProtectedFiles pf = FindProtectedFiles(protect, writable_roots);
+  opts.protected_files = std::move(pf.files);
+  opts.protected_names = std::move(pf.names);
+  opts.hidden_files =
+      HiddenFiles(ExpandHomes(p.deny_read, homes), ExpandHomes(p.allow_read, homes));
+  opts.net_host = p.net_host;
+  std::string err;
+  for (const auto& r : p.allowed_domains)
+    opts.allow_net.push_back(*netstack::ParseNetRule(r, &err));
+  for (const auto& r : p.denied_domains) opts.deny_net.push_back(*netstack::ParseNetRule(r, &err));
+  opts.max_tasks = p.pids;
+  if (!p.tmp_size.empty()) opts.tmpfs_size = *vfs::ParseTmpfsSize(p.tmp_size);
+  if (p.inherit_all) {
+    for (char** e = environ; *e != nullptr; e++) opts.env.push_back(*e);
+  }
+  for (const auto& name : p.inherit) {
+    if (const char* v = getenv(name.c_str())) opts.env.push_back(name + "=" + v);
+  }
+  for (const auto& [name, value] : p.set) opts.env.push_back(name + "=" + value);
+  return absl::OkStatus();
+}
+
+}  // namespace sentry::shim
