@@ -27,6 +27,9 @@ struct GoferOptions {
     uint32_t gid;
   };
   std::optional<Owner> owner;
+  // The gofer serves even if a confinement step fails (gofer --unsafe-no-confinement); by
+  // default such a failure stops it before it serves anything.
+  bool unsafe_no_confinement = false;
 };
 
 struct GoferProcess {

@@ -28,6 +28,7 @@
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
 #include "vfs/overlay.h"
+#include "runtime-shim/confine.h"
 #include "runtime-shim/terminal.h"
 #include "vfs/tty.h"
 
@@ -245,6 +246,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // update per lock on the syscall path; --debug keeps the check.
   if (!opts.debug) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (opts.argv.empty()) return absl::InvalidArgumentError("no program given");
+  if (opts.unsafe_no_confinement) WarnUnconfined("sentry");
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
   if (opts.rootfs == "/" && opts.program.empty()) {
@@ -272,6 +274,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // What the guest creates on a bind belongs to whoever ran sentry-run, not to a guest uid.
   gofer::GoferOptions gopts;
   gopts.owner = gofer::GoferOptions::Owner{getuid(), getgid()};
+  gopts.unsafe_no_confinement = opts.unsafe_no_confinement;
   // Forked without exec (nothing else runs yet, so the process is single-threaded).
   auto gp = gofer::StartGofer("", gmounts, gopts);
   if (!gp.ok()) return gp.status();
@@ -356,7 +359,12 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   } else {
     std::optional<SignalForwarder> forwarder;
     if (opts.forward_signals) forwarder.emplace(k);
-    status = k.Run(so);
+    // Last step before the guest's first instruction: every thread, host fd and stub the
+    // Sentry sets up with calls outside its allowlist exists by now.
+    absl::Status confined = opts.unsafe_no_confinement
+                                ? absl::OkStatus()
+                                : ConfineSentry({.net_host = opts.net_host, .debug = opts.debug});
+    status = confined.ok() ? k.Run(so) : absl::StatusOr<int>(confined);
   }
   if (terminal) terminal->Finish();
   bool gofer_died = client->dead();

@@ -96,6 +96,7 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
   }
   syscall(SYS_close_range, kReadyFd + 1, ~0U, 0);
   fcntl(kReadyFd, F_SETFD, FD_CLOEXEC);
+  KeepLogOpen(g);
   EnterNetworkNamespace(g, spec);
   bool waiting = false;
   spec.sandbox.before_start = [&] {
@@ -180,6 +181,7 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   spec.sandbox.platform = g.platform;
   spec.sandbox.strace = g.strace;
   spec.sandbox.debug = g.debug;
+  spec.sandbox.unsafe_no_confinement = g.unsafe_no_confinement;
   for (const auto& line : spec.ignored) LogDebug(g, line);
   if (f.preserve_fds > 0) LogDebug(g, "--preserve-fds: extra fds are not passed to the guest");
 
