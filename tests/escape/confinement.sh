@@ -4,7 +4,7 @@
 #   confinement.sh SENTRY_RUN SENTRY PLATFORM USER
 #
 # USER is root or nobody (tests/guest/unpriv.sh: exits 77 if sentry-run cannot run as
-# nobody at all). Runs `SENTRY_RUN --platform=PLATFORM -- sleep 3` as USER and, while it runs,
+# nobody at all). Runs `SENTRY_RUN --platform=PLATFORM -- sleep 8` as USER and, while it runs,
 # checks in /proc: the Sentry (sentry-run), the gofer (its child sentry-gofer) and every stub
 # (the descendants named sentry-stub) are under seccomp (Seccomp: 2) with NoNewPrivs; every
 # stub has no capability (CapEff, CapPrm, CapInh, CapAmb 0, and as root an empty bounding
@@ -35,16 +35,17 @@ field() {  # field PID NAME: the value of NAME: in /proc/PID/status
   sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null
 }
 
-# The pids of the processes below $1 (children first), one a line.
+# The pids of the processes below $1, one a line. One pass over /proc: pid (comm) state
+# ppid ..., where comm may hold spaces, so the fields are counted after the last ')'.
 descendants() {
-  for stat in /proc/[0-9]*/stat; do
-    # pid (comm) state ppid ...: comm may hold spaces, so cut after the last ')'.
-    line=$(cat "$stat" 2>/dev/null) || continue
-    pid=${line%% *}
-    rest=${line##*) }
-    echo "$pid $(echo "$rest" | cut -d' ' -f2)"
-  done | awk -v root="$1" '
-    { parent[$1] = $2 }
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
+    {
+      pid = $1
+      rest = $0
+      sub(/.*\) /, "", rest)
+      split(rest, f, " ")
+      parent[pid] = f[2]
+    }
     END {
       n = 1; queue[1] = root
       for (i = 1; i <= n; i++)
@@ -71,7 +72,7 @@ echo "allowlist: $count calls by default, $extra more with --net=host"
 # --- a confined run -------------------------------------------------------------------------
 # Starts the guest in the background; sets $sentry_pid. $1: extra sentry-run flags.
 start_guest() {
-  $run "$sentry_run" --platform="$platform" --tty=never $1 -- /bin/sleep 3 \
+  $run "$sentry_run" --platform="$platform" --tty=never $1 -- /bin/sleep 8 \
     </dev/null >"$run_base/out" 2>"$run_base/err" &
   bg_pid=$!
   sentry_pid=$bg_pid
