@@ -246,7 +246,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // update per lock on the syscall path; --debug keeps the check.
   if (!opts.debug) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (opts.argv.empty()) return absl::InvalidArgumentError("no program given");
-  if (opts.unsafe_no_confinement) WarnUnconfined("sentry");
+  if (opts.unsafe_no_confinement) {
+    WarnUnconfined("sentry");
+  } else {
+    SENTRY_RETURN_IF_ERROR(EnterSentryNamespaces());
+  }
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
   if (opts.rootfs == "/" && opts.program.empty()) {

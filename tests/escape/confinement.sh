@@ -126,6 +126,17 @@ start_guest ""
 [ "$(field "$sentry_pid" Seccomp)" = 2 ] ||
   fail "the Sentry: Seccomp $(field "$sentry_pid" Seccomp), want 2"
 [ "$(field "$sentry_pid" NoNewPrivs)" = 1 ] || fail "the Sentry: NoNewPrivs is not set"
+# Non-dumpable: the kernel gives its /proc files to root (visible only when USER is not root).
+if [ "$run_uid" != 0 ] && [ "$(stat -c %u "/proc/$sentry_pid/environ")" != 0 ]; then
+  fail "the Sentry is dumpable (its /proc/PID/environ belongs to uid $run_uid)"
+fi
+# New IPC and UTS namespaces where the Sentry may make them (root).
+if [ "$run_uid" = 0 ]; then
+  for ns in ipc uts; do
+    [ "$(readlink "/proc/$sentry_pid/ns/$ns")" != "$(readlink "/proc/self/ns/$ns")" ] ||
+      fail "the Sentry is in the host's $ns namespace"
+  done
+fi
 gofers=0
 stubs=0
 for p in $(descendants "$sentry_pid"); do
@@ -144,7 +155,7 @@ for p in $(descendants "$sentry_pid"); do
 done
 [ "$gofers" = 1 ] || fail "found $gofers gofers, want 1"
 echo "checked the Sentry, $gofers gofer and $stubs stubs"
-wait "$sentry_pid"
+wait "$bg_pid"
 status=$?
 [ "$status" = 0 ] || { fail "the guest exited $status"; cat "$run_base/err"; }
 
@@ -152,7 +163,10 @@ status=$?
 start_guest --unsafe-no-confinement
 [ "$(field "$sentry_pid" Seccomp)" = 0 ] ||
   fail "--unsafe-no-confinement: the Sentry still has Seccomp $(field "$sentry_pid" Seccomp)"
-wait "$sentry_pid"
+if [ "$run_uid" != 0 ] && [ "$(stat -c %u "/proc/$sentry_pid/environ")" != "$run_uid" ]; then
+  fail "--unsafe-no-confinement: the Sentry is still non-dumpable"
+fi
+wait "$bg_pid"
 grep -q 'WARNING: --unsafe-no-confinement' "$run_base/err" ||
   fail "--unsafe-no-confinement was not announced on stderr"
 
