@@ -223,6 +223,12 @@ absl::Status ConfineSentry(const ConfineOptions& opts) {
   const char* log_mode = getenv("SENTRY_SECCOMP_LOG");
   bool log = log_mode != nullptr && *log_mode != '\0';
   bool log_all = log && strcmp(log_mode, "all") == 0;
+  if (log) {
+    fprintf(stderr,
+            "sentry: WARNING: SENTRY_SECCOMP_LOG=%s: the Sentry's allowlist %s; for finding "
+            "missing entries only\n",
+            log_mode, log_all ? "allows everything" : "logs what it should kill");
+  }
   uint32_t deny = log_all ? SCMP_ACT_ALLOW
                   : log   ? SCMP_ACT_LOG
                   : opts.debug ? SCMP_ACT_TRAP
