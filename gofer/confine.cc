@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <initializer_list>
+#include <string>
 
 namespace sentry::gofer {
 namespace {
@@ -26,6 +27,42 @@ constexpr long kSysFchmodat2 = 452;  // libseccomp 2.5 has no name for it
 bool Fail(ConfineResult& r, const std::string& what, int err = errno) {
   r.failures.push_back(what + ": " + strerror(err));
   return false;
+}
+
+bool HasSysAdmin() {
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  return (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) != 0;
+}
+
+bool WriteProcFile(const char* path, const std::string& text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+// Without CAP_SYS_ADMIN (a rootless gofer), a user namespace of its own first: there it
+// holds the capabilities that unshare(CLONE_NEWNS), mount and pivot_root need, over nothing
+// but what it owns on the host. Its uid and gid map to themselves, so files it creates still
+// belong to the caller and host files keep the owners they show today.
+bool EnterUserNamespaceIfUnprivileged(ConfineResult& r) {
+  if (HasSysAdmin()) return true;
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  if (unshare(CLONE_NEWUSER) != 0) return Fail(r, "unshare(CLONE_NEWUSER)");
+  if (!WriteProcFile("/proc/self/setgroups", "deny")) {
+    return Fail(r, "write /proc/self/setgroups");
+  }
+  if (!WriteProcFile("/proc/self/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1")) {
+    return Fail(r, "write /proc/self/uid_map");
+  }
+  if (!WriteProcFile("/proc/self/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1")) {
+    return Fail(r, "write /proc/self/gid_map");
+  }
+  return true;
 }
 
 // A private mount namespace rooted at an empty read-only tmpfs. The old root is detached,
@@ -148,7 +185,7 @@ bool InstallSeccomp(int sock, ConfineResult& r) {
 
 ConfineResult Confine(int sock, bool keep_chown) {
   ConfineResult r;
-  EnterEmptyRoot(r);
+  if (EnterUserNamespaceIfUnprivileged(r)) EnterEmptyRoot(r);
   DropCapabilities(r, keep_chown);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     Fail(r, "PR_SET_NO_NEW_PRIVS");

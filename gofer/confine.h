@@ -10,11 +10,13 @@
 namespace sentry::gofer {
 
 struct ConfineResult {
-  // One line per step that failed (e.g. when not root); the gofer then serves anyway.
+  // One line per step that failed; the gofer then refuses to serve (unless
+  // --unsafe-no-confinement).
   std::vector<std::string> failures;
 };
 
-// Confines the calling process: a private mount namespace whose root is an empty read-only
+// Confines the calling process: without CAP_SYS_ADMIN, first a user namespace of its own
+// (its uid and gid mapped to themselves); then a private mount namespace whose root is an empty read-only
 // tmpfs (pivot_root, or chroot if that fails), capabilities cut down to DAC_OVERRIDE,
 // DAC_READ_SEARCH, FOWNER and, if `keep_chown`, CHOWN; PR_SET_NO_NEW_PRIVS; and a seccomp
 // allowlist that kills the process on any other system call. `sock` is the only fd

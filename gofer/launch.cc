@@ -46,6 +46,7 @@ std::vector<std::string> GoferArgs(const std::string& binary, int sock,
   if (options.owner) {
     args.push_back(absl::StrCat("--owner=", options.owner->uid, ":", options.owner->gid));
   }
+  if (options.unsafe_no_confinement) args.push_back("--unsafe-no-confinement");
   for (const auto& m : mounts) {
     // Always the options: the gofer strips them once, so any host path survives.
     args.push_back(absl::StrCat("--attach=", m.name, "=", m.host_path, m.read_only ? ":ro" : ":rw",

@@ -36,6 +36,9 @@ struct GoferOptions {
   // (sentry-run's protected files).
   std::vector<std::pair<uint64_t, uint64_t>> protected_files;
   std::vector<std::tuple<uint64_t, uint64_t, std::string>> protected_names;
+  // The gofer serves even if a confinement step fails (gofer --unsafe-no-confinement); by
+  // default such a failure stops it before it serves anything.
+  bool unsafe_no_confinement = false;
 };
 
 struct GoferProcess {

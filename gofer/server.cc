@@ -102,6 +102,7 @@ struct Options {
   };
   std::vector<Mount> mounts;
   ServerOptions server;
+  bool unsafe_no_confinement = false;  // serve even if a confinement step failed
 };
 
 // Parses the options after a host path: "ro" or "rw", then ",submounts=auto|none".
@@ -197,6 +198,8 @@ bool ParseArgs(int argc, char** argv, Options* opts) {
       Options::Mount m;
       if (!ParseAttach(a.substr(9), &m)) return false;
       opts->mounts.push_back(std::move(m));
+    } else if (a == "--unsafe-no-confinement") {
+      opts->unsafe_no_confinement = true;
     } else if (a.rfind("--owner=", 0) == 0) {
       if (!ParseOwner(a.substr(8), &opts->server)) return false;
     } else if (a.rfind("--hide=", 0) == 0) {
@@ -273,7 +276,7 @@ int GoferMain(int argc, char** argv) {
   Options opts;
   if (!ParseArgs(argc, argv, &opts)) {
     fprintf(stderr,
-            "usage: sentry gofer --sock-fd=N [--owner=UID:GID] "
+            "usage: sentry gofer --sock-fd=N [--owner=UID:GID] [--unsafe-no-confinement] "
             "--attach=NAME=HOSTPATH[:ro|:rw[,submounts=auto|none]] ...\n");
     return 2;
   }
@@ -290,8 +293,16 @@ int GoferMain(int argc, char** argv) {
   std::vector<AttachPoint> attaches;
   if (!OpenAttaches(opts, &attaches)) return 1;
   Server server(std::move(attaches), opts.server);
-  for (const auto& failure : Confine(opts.sock, server.needs_chown()).failures) {
-    Log().warn("confinement step failed, serving anyway: {}", failure);
+  std::vector<std::string> failures = Confine(opts.sock, server.needs_chown()).failures;
+  if (!failures.empty() && !opts.unsafe_no_confinement) {
+    // Fail closed: an unconfined gofer would serve the host's whole file system.
+    Log().error("cannot confine the gofer ({}{}); refusing to serve (--unsafe-no-confinement "
+                "serves anyway, for debugging only)",
+                failures[0], failures.size() > 1 ? ", ..." : "");
+    return 1;
+  }
+  for (const auto& failure : failures) {
+    Log().warn("UNSAFE: confinement step failed, serving anyway: {}", failure);
   }
   if (SendMessage(opts.sock, Writer().I32(0).Bytes(kHello).Take()) != 0) return 1;
   return Serve(opts.sock, server);

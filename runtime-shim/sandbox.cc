@@ -30,6 +30,7 @@
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
 #include "vfs/overlay.h"
+#include "runtime-shim/confine.h"
 #include "vfs/tty.h"
 
 namespace sentry::shim {
@@ -283,6 +284,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // update per lock on the syscall path; --debug keeps the check.
   if (!opts.debug) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (opts.argv.empty()) return absl::InvalidArgumentError("no program given");
+  if (opts.unsafe_no_confinement) {
+    WarnUnconfined("sentry");
+  } else {
+    SENTRY_RETURN_IF_ERROR(EnterSentryNamespaces());
+  }
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
   if (opts.rootfs == "/" && opts.program.empty()) {
@@ -313,6 +319,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   gopts.hidden = opts.hidden_files;
   gopts.protected_files = opts.protected_files;
   gopts.protected_names = opts.protected_names;
+  gopts.unsafe_no_confinement = opts.unsafe_no_confinement;
   // Forked without exec (nothing else runs yet, so the process is single-threaded).
   auto gp = gofer::StartGofer("", gmounts, gopts);
   if (!gp.ok()) return gp.status();
@@ -412,7 +419,14 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     if (opts.forward_signals) forwarder.emplace(k, terminal != nullptr);
     std::shared_ptr<void> attached;
     if (opts.attach) attached = opts.attach(k);
-    status = k.Run(so);
+    // Last step before the guest's first instruction: every thread, host fd and stub the
+    // Sentry sets up with calls outside its allowlist exists by now.
+    absl::Status confined = opts.unsafe_no_confinement
+                                ? absl::OkStatus()
+                                : ConfineSentry({.net_host = opts.net_host,
+                                                 .debug = opts.debug,
+                                                 .control_socket = opts.attach != nullptr});
+    status = confined.ok() ? k.Run(so) : absl::StatusOr<int>(confined);
   }
   if (terminal) terminal->Finish();
   bool gofer_died = client->dead();

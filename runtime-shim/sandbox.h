@@ -25,6 +25,9 @@ struct SandboxOptions {
   std::string platform = "seccomp";
   bool strace = false;
   bool debug = false;
+  // --unsafe-no-confinement: no seccomp allowlist for the Sentry, and a gofer that serves
+  // even when a confinement step fails. For debugging only; RunSandbox says so loudly.
+  bool unsafe_no_confinement = false;
   std::vector<std::string> argv;  // argv[0] is the program
   std::vector<std::string> env;   // extra KEY=VALUE
   // The guest's environment is `env` alone, without the default PATH, HOME, LANG and TERM

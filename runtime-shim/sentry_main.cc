@@ -1,11 +1,12 @@
 // sentry: the runtime binary. `do` runs a command in a sandbox, `syscalls` prints the
-// compatibility table (generated from the syscall table), `gofer` is the internal file
-// server; everything else is the runc-compatible OCI runtime (runtime-shim/oci/).
+// compatibility table (generated from the syscall table), `debug syscalls-allowed` prints the
+// Sentry's own seccomp allowlist, `gofer` is the internal file server; everything else is the runc-compatible OCI runtime (runtime-shim/oci/).
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "gofer/server.h"
+#include "runtime-shim/confine.h"
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/sandbox.h"
 #include "syscalls/table.h"
@@ -38,6 +39,15 @@ int main(int argc, char** argv) {
   if (cmd == "syscalls") {
     return PrintSyscalls(argc > 2 && strcmp(argv[2], "--format=md") == 0);
   }
+  if (cmd == "debug") {
+    std::string what = argc > 2 ? argv[2] : "";
+    if (what == "syscalls-allowed" && argc == 3) {
+      sentry::shim::PrintAllowlist(stdout);
+      return 0;
+    }
+    fprintf(stderr, "usage: sentry debug syscalls-allowed\n");
+    return 2;
+  }
   if (cmd == "do") {
     sentry::shim::SandboxOptions opts;
     int i = 2;
@@ -49,6 +59,8 @@ int main(int argc, char** argv) {
       }
       if (a == "--strace") {
         opts.strace = true;
+      } else if (a == "--unsafe-no-confinement") {
+        opts.unsafe_no_confinement = true;
       } else if (a.rfind("--platform=", 0) == 0) {
         opts.platform = a.substr(11);
       } else if (a.rfind("-", 0) == 0) {

@@ -26,7 +26,7 @@ void Usage(FILE* out) {
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
       "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
-      "                  [--tty=auto|never] -- PROGRAM [ARGS...]\n"
+      "                  [--tty=auto|never] [--unsafe-no-confinement] -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /). --fs=readonly (the default): it\n"
       "is read-only, writes there fail with EROFS, except in the binds, /dev and the scratch\n"
       "directories /tmp, /var/tmp, /run and /dev/shm (each an empty in-memory tmpfs).\n"
@@ -59,7 +59,9 @@ void Usage(FILE* out) {
       "--tty=auto (the default): when stdin is a terminal, the guest gets a terminal of its\n"
       "own (a pty of the sandbox, its controlling terminal, with job control, ^C and window\n"
       "size) relayed to yours, which stays in raw mode until the guest exits; never: the\n"
-      "guest gets your fds as they are.\n");
+      "guest gets your fds as they are.\n"
+      "--unsafe-no-confinement runs the Sentry without its seccomp allowlist and lets the\n"
+      "gofer serve when a confinement step fails: for debugging only (docs/security.md).\n");
 }
 
 // Like other sandboxes, the guest starts where the caller is, with the caller's HOME and PATH
@@ -117,6 +119,8 @@ int main(int argc, char** argv) {
       cli.push_back([mode](auto& p) { p.read_only = mode == "readonly"; });
     } else if (a == "--debug") {
       opts.debug = true;
+    } else if (a == "--unsafe-no-confinement") {
+      opts.unsafe_no_confinement = true;
     } else if (a.rfind("--platform", 0) == 0 && value("--platform")) {
       opts.platform = a.find('=') != std::string::npos ? a.substr(a.find('=') + 1) : argv[i];
     } else if (a.rfind("--env", 0) == 0 && value("--env")) {

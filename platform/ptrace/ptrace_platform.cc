@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "platform/stub/stub_factory.h"
 #include "sentry/base/logging.h"
 #include "sentry/base/status.h"
 
@@ -188,6 +189,8 @@ absl::StatusOr<std::unique_ptr<Platform>> NewPlatform(const std::string& name) {
   }
   SENTRY_ASSIGN_OR_RETURN(int fd, OpenStubExecutable());
   SENTRY_RETURN_IF_ERROR(StartReaper());
+  // Before the Sentry's own allowlist is installed, which no stub may inherit.
+  SENTRY_RETURN_IF_ERROR(StartStubFactory(fd));
   if (name == "seccomp") return NewSeccompPlatform(fd);
   return std::unique_ptr<Platform>(std::make_unique<PtracePlatform>(fd));
 }

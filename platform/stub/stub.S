@@ -24,6 +24,16 @@ _start:
         xor     %r10d, %r10d
         xor     %r8d, %r8d
         syscall
+        mov     $317, %eax              // seccomp(SET_MODE_FILTER, 0, &confine_prog): host
+        mov     $1, %edi                // calls only from this page, from the first stop on
+        xor     %esi, %esi
+        lea     confine_prog(%rip), %rdx
+        syscall
+        test    %rax, %rax
+        jz      stop_loop
+        mov     $231, %eax              // exit_group(126): never run unconfined
+        mov     $126, %edi
+        syscall
 stop_loop:
         // Wait here, stopped, until a Sentry thread attaches and takes over the registers.
         mov     $39, %eax               // getpid()
@@ -67,6 +77,48 @@ filter_insns:
         .short  0x15                    // jeq AUDIT_ARCH_X86_64, +0, +1
         .byte   0, 1
         .long   0xc000003e
+        .short  0x06                    // ret SECCOMP_RET_USER_NOTIF
+        .byte   0, 0
+        .long   0x7fc00000
+        .short  0x06                    // ret SECCOMP_RET_KILL_PROCESS
+        .byte   0, 0
+        .long   0x80000000
+
+        // Every stub's own filter (both platforms), installed at _start and inherited by
+        // every stub cloned from it: a host syscall made from this code page (the Sentry's
+        // injections, the stop loop) runs; any other is a guest's, which the platform catches
+        // before seccomp sees it (PTRACE_SYSEMU skips the filters) or through the guest
+        // filter above (a USER_NOTIF from a later filter wins, as the lower action with the
+        // listener attached). Should a guest call ever get here untraced, USER_NOTIF without
+        // a listener fails it with ENOSYS: it never reaches the host kernel. Any other ABI
+        // kills the stub.
+        .org    0x480
+confine_prog:
+        .short  9, 0, 0, 0              // len, padding
+        .quad   confine_insns
+        .org    0x500
+confine_insns:
+        .short  0x20                    // ld [4]  (seccomp_data.arch)
+        .byte   0, 0
+        .long   4
+        .short  0x15                    // jeq AUDIT_ARCH_X86_64, +0, +6 (kill)
+        .byte   0, 6
+        .long   0xc000003e
+        .short  0x20                    // ld [12] (instruction_pointer, high half)
+        .byte   0, 0
+        .long   12
+        .short  0x15                    // jeq kStubBase >> 32, +0, +3 (notif)
+        .byte   0, 3
+        .long   0x7fc0
+        .short  0x20                    // ld [8]  (instruction_pointer, low half)
+        .byte   0, 0
+        .long   8
+        .short  0x35                    // jge 0x1000 (past the code page), +1 (notif), +0
+        .byte   1, 0
+        .long   0x1000
+        .short  0x06                    // ret SECCOMP_RET_ALLOW
+        .byte   0, 0
+        .long   0x7fff0000
         .short  0x06                    // ret SECCOMP_RET_USER_NOTIF
         .byte   0, 0
         .long   0x7fc00000

@@ -1,10 +1,12 @@
 #include "platform/stub/stub_control.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -20,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "platform/stub/stub_factory.h"
 #include "sentry/base/status.h"
 
 namespace sentry::platform {
@@ -391,6 +394,25 @@ void CloseAllBut(int a, int b) {
   syscall(SYS_close_range, hi + 1, ~0u, 0);
 }
 
+// Leaves the calling thread with no capability, now and after execve: an empty bounding set
+// (where CAP_SETPCAP allows; without it the Sentry has nothing to drop from it that a stub
+// could regain: a rootless Sentry's execve grants no file capabilities beyond its own), no
+// ambient and no inheritable ones, then nothing effective or permitted. Even a root Sentry's
+// stubs then start with CapEff 0 (execve gives root only bounding & file capabilities), so
+// guest code that slipped past its filter would hold no privilege. NO_NEW_PRIVS, set by the
+// stub itself (stub.S), keeps set-ID and file capabilities from adding any back.
+// Raw syscalls only: it runs in SpawnChild.
+void DropAllCapabilities() {
+  for (long cap = 0; cap <= 63; cap++) {
+    // EINVAL past the kernel's last capability; EPERM without CAP_SETPCAP.
+    if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) break;
+  }
+  syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct none[2] = {};
+  if (syscall(SYS_capset, &header, none) != 0) syscall(SYS_exit, 126);
+}
+
 int SpawnChild(void* arg) {
   // Runs on a private stack in the Sentry's address space (CLONE_VM | CLONE_VFORK) but with a
   // copy of its fd table: only raw syscalls until execveat replaces the image.
@@ -409,6 +431,7 @@ int SpawnChild(void* arg) {
     keep = kStubChannelFd;
   }
   CloseAllBut(exe, keep);  // `exe` is close-on-exec: execveat closes it once it has used it
+  DropAllCapabilities();
   // No address-space randomization: every stub then has the same host layout (LearnLayout).
   if (syscall(SYS_personality, ADDR_NO_RANDOMIZE) < 0) syscall(SYS_exit, 127);
   char name[] = "sentry-stub";
@@ -422,6 +445,7 @@ int SpawnChild(void* arg) {
 }  // namespace
 
 absl::StatusOr<int> SpawnStub(int stub_fd, int channel_fd) {
+  if (StubFactoryRunning()) return ForkStubFromFactory(channel_fd);
   static thread_local std::vector<uint8_t> stack(64 * 1024);
   SpawnArgs args{stub_fd, channel_fd};
   int pid = clone(SpawnChild, stack.data() + stack.size(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);

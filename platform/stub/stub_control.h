@@ -48,9 +48,10 @@ Result<int> CloneStub(StubInjector& inj, uint64_t flags);
 // Seizes a stub that stopped itself (or is about to) and waits for that stop.
 absl::Status SeizeStopped(int tid);
 
-// Starts a fresh stub from the executable `stub_fd`; it is seized and stopped on return.
-// With `channel_fd` >= 0 the stub holds a copy of it at kStubChannelFd (see FdChannel); it
-// holds no other fd.
+// Starts a fresh stub from the executable `stub_fd` (or, once StartStubFactory ran, forks
+// the stub factory: stub_factory.h); it is seized and stopped on return. With `channel_fd`
+// >= 0 the stub holds a copy of it at kStubChannelFd (see FdChannel); it holds no other fd,
+// no capability in any namespace, an empty environment, and has NO_NEW_PRIVS set.
 absl::StatusOr<int> SpawnStub(int stub_fd, int channel_fd = -1);
 
 // A stopped stub thread that runs host syscalls on the Sentry's behalf.

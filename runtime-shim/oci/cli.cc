@@ -86,6 +86,9 @@ int Main(int argc, char** argv) {
   app.add_flag("--systemd-cgroup", g.systemd_cgroup, "accepted; cgroups are not managed yet");
   app.add_option("--platform", g.platform, "seccomp or ptrace")->capture_default_str();
   app.add_flag("--strace", g.strace, "log every guest syscall");
+  app.add_flag("--unsafe-no-confinement", g.unsafe_no_confinement,
+               "debugging only: no seccomp allowlist for the Sentry; the gofer serves even "
+               "if a confinement step fails");
 
   absl::Status result;
   int exit_code = 0;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -62,14 +63,11 @@ absl::StatusOr<std::string> FindGuestProgram(kernel::Kernel& k, const std::strin
 }
 
 // What the exit callback (run under the kernel's lock, where it may not block) leaves for the
-// connection's thread: the wait status, and a pipe that wakes the thread.
+// connection's thread: the wait status, and an eventfd that wakes the thread.
 struct ExitNote {
-  int pipe[2] = {-1, -1};
+  int event = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   std::atomic<int> status{0};
-  ~ExitNote() {
-    close(pipe[0]);
-    close(pipe[1]);
-  }
+  ~ExitNote() { close(event); }
 };
 
 }  // namespace
@@ -276,17 +274,18 @@ struct ControlServer::Impl {
     }
     fds.clear();  // the files own them now
     auto note = std::make_shared<ExitNote>();
-    if (pipe2(note->pipe, O_CLOEXEC | O_NONBLOCK) != 0) return fail("pipe: out of fds");
+    if (note->event < 0) return fail("eventfd: out of fds");
     so.on_exit = [note](int status) {
       note->status = status;
-      (void)!write(note->pipe[1], "x", 1);
+      uint64_t one = 1;
+      (void)!write(note->event, &one, sizeof(one));
     };
     auto pid = k.Spawn(std::move(so));
     if (!pid.ok()) return fail(std::string(pid.status().message()));
     Reply(sock, {{"pid", *pid}});
 
     for (;;) {
-      pollfd p[3] = {{note->pipe[0], POLLIN, 0}, {sock, POLLIN, 0}, {stop[0], POLLIN, 0}};
+      pollfd p[3] = {{note->event, POLLIN, 0}, {sock, POLLIN, 0}, {stop[0], POLLIN, 0}};
       if (poll(p, 3, -1) < 0) {
         if (errno == EINTR) continue;
         return;
@@ -297,8 +296,8 @@ struct ControlServer::Impl {
       }
       if (p[2].revents != 0) {
         // The sandbox is ending: its init has exited, so the process is gone or going.
-        char b;
-        bool exited = read(note->pipe[0], &b, 1) == 1;
+        uint64_t n;
+        bool exited = read(note->event, &n, sizeof(n)) == sizeof(n);
         Reply(sock, {{"exit", exited ? note->status.load() : SIGKILL}});
         return;
       }

@@ -154,6 +154,7 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
     // reads it to the end before it goes on to `start`).
     for (int fd = 0; fd < 3; fd++) dup2(kTerminalFd, fd);
   }
+  KeepLogOpen(g);
   EnterNetworkNamespace(g, spec);
   bool waiting = false;
   spec.sandbox.before_start = [&] {
@@ -247,6 +248,7 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   spec.sandbox.platform = g.platform;
   spec.sandbox.strace = g.strace;
   spec.sandbox.debug = g.debug;
+  spec.sandbox.unsafe_no_confinement = g.unsafe_no_confinement;
   for (const auto& line : spec.ignored) LogDebug(g, line);
   if (f.preserve_fds > 0) LogDebug(g, "--preserve-fds: extra fds are not passed to the guest");
 

@@ -22,6 +22,9 @@ std::string TimeSeconds() {
   return buf;
 }
 
+// --log opened for good by KeepLogOpen, or -1.
+int g_kept_fd = -1;
+
 // One line to --log, appended with a single write so concurrent commands do not interleave.
 void Append(const Globals& g, const char* level, const std::string& msg) {
   std::string line;
@@ -34,6 +37,10 @@ void Append(const Globals& g, const char* level, const std::string& msg) {
            nlohmann::json(msg).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
            "\n";
   }
+  if (g_kept_fd >= 0) {
+    (void)!write(g_kept_fd, line.data(), line.size());
+    return;
+  }
   int fd = open(g.log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
   (void)!write(fd, line.data(), line.size());
@@ -41,6 +48,11 @@ void Append(const Globals& g, const char* level, const std::string& msg) {
 }
 
 }  // namespace
+
+void KeepLogOpen(const Globals& g) {
+  if (g.log.empty() || g_kept_fd >= 0) return;
+  g_kept_fd = open(g.log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+}
 
 void LogError(const Globals& g, const std::string& msg) {
   fprintf(stderr, "sentry: %s\n", msg.c_str());

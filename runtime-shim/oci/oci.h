@@ -23,10 +23,14 @@ struct Globals {
   bool systemd_cgroup = false;  // accepted; cgroups are not managed yet
   std::string platform = "seccomp";
   bool strace = false;
+  bool unsafe_no_confinement = false;  // debugging only: no allowlist, gofer fails open
 };
 
 // Writes `msg` to stderr and, with --log, to the log file in --log-format.
 void LogError(const Globals& g, const std::string& msg);
+// Opens --log once and keeps it open for the lines to come: the sandbox process does, since
+// its allowlist (runtime-shim/confine.h) lets it open no file for writing.
+void KeepLogOpen(const Globals& g);
 // With --debug: writes `msg` to the log file (or stderr without --log).
 void LogDebug(const Globals& g, const std::string& msg);
 

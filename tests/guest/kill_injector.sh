@@ -6,7 +6,8 @@
 #   kill_injector.sh SENTRY_RUN KILL_INJECTOR_BIN
 #
 # The guest forks a child that pauses. The host finds the child's injector (a sentry-stub
-# whose parent is a sentry-stub and that runs without a seccomp filter), kills it, then checks
+# below sentry-run's stub factory whose parent is the first injector; injectors carry only
+# the stubs' own filter, guest stubs also the notification filter), kills it, then checks
 # that the child's guest stub is gone within 3 s while the sandbox still runs, that the
 # Sentry and the stubs use almost no CPU meanwhile, and that the guest reports the child
 # killed by signal 9 and exits 0.
@@ -33,16 +34,17 @@ while ! grep -q "child ready" "$tmp/out" && [ $i -lt 100 ]; do
 done
 comm() { cat "/proc/$1/comm" 2>/dev/null; }
 ppid() { awk '/^PPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-filtered() { awk '/^Seccomp:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+filters() { awk '/^Seccomp_filters:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 injector=
 guest=
 for p in $(pgrep -x sentry-stub); do
   parent=$(ppid "$p")
   [ -n "$parent" ] || continue
-  # A descendant of this sentry-run, two levels down: the child's injector.
-  [ "$(ppid "$parent")" = "$run" ] || continue
-  [ "$(comm "$parent")" = sentry-stub ] || continue
-  [ "$(filtered "$p")" = 0 ] || continue
+  # sentry-run -> stub factory -> init's injector -> the child's injector.
+  factory=$(ppid "$parent")
+  [ -n "$factory" ] && [ "$(ppid "$factory")" = "$run" ] || continue
+  [ "$(comm "$parent")" = sentry-stub ] && [ "$(comm "$factory")" = sentry-stub ] || continue
+  [ "$(filters "$p")" = 1 ] && [ "$(filters "$parent")" = 1 ] || continue
   injector=$p
   guest=$(pgrep -P "$p" -x sentry-stub | head -n1)
 done

@@ -1,0 +1,181 @@
+#include "platform/stub/stub_factory.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "platform/stub/fd_channel.h"
+#include "platform/stub/stub_control.h"
+#include "sentry/base/status.h"
+
+namespace sentry::platform {
+namespace {
+
+// Injects into a stub the calling thread traces.
+class DirectInjector final : public StubInjector {
+ public:
+  explicit DirectInjector(int tid) : tid_(tid) {}
+  Result<int64_t> StubSyscall(uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+                              uint64_t a4, uint64_t a5, uint64_t entry) override {
+    bool interrupted = false;
+    return InjectSyscall(tid_, {nr, a0, a1, a2, a3, a4, a5}, entry, &interrupted);
+  }
+
+ private:
+  const int tid_;
+};
+
+// What the factory thread hands back: the new stub, and the number at which it holds the
+// lent channel end (-1 if none).
+struct Forked {
+  int pid = -1;
+  int lent_fd = -1;
+};
+
+class Factory {
+ public:
+  // Runs on the factory thread: spawns the factory stub, which this thread then traces.
+  absl::Status Init(int stub_fd) {
+    SENTRY_ASSIGN_OR_RETURN(channel_, FdChannel::Create());
+    SENTRY_ASSIGN_OR_RETURN(pid_, SpawnStub(stub_fd, channel_->stub_end()));
+    mem_.emplace(pid_);
+    auto layout = mem_->LearnLayout(pid_);
+    if (!layout.ok()) return layout.status();
+    return absl::OkStatus();
+  }
+
+  // The factory thread's loop: serves one request at a time.
+  void Loop() {
+    DirectInjector inj(pid_);
+    absl::MutexLock l(&mu_);
+    for (;;) {
+      mu_.Await(absl::Condition(this, &Factory::HasWork));
+      request_->result = Fork(inj, request_->channel_fd);
+      request_->done = true;
+    }
+  }
+
+  absl::StatusOr<Forked> Request(int channel_fd) {
+    Req req{channel_fd};
+    absl::MutexLock l(&mu_);
+    mu_.Await(absl::Condition(this, &Factory::Idle));
+    request_ = &req;
+    mu_.Await(absl::Condition(&req.done));
+    request_ = nullptr;
+    return req.result;
+  }
+
+ private:
+  struct Req {
+    int channel_fd;
+    bool done = false;
+    absl::StatusOr<Forked> result = absl::UnknownError("not served");
+  };
+  bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return request_ != nullptr && !request_->done;
+  }
+  bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return request_ == nullptr; }
+
+  // Lends `channel_fd` to the factory, forks it, and closes the factory's copy again: the
+  // child keeps its own copy at the same number.
+  absl::StatusOr<Forked> Fork(StubInjector& inj, int channel_fd) {
+    Forked f;
+    if (channel_fd >= 0) {
+      Result<int> lent = channel_->Lend(inj, *mem_, channel_fd);
+      if (!lent.ok()) return absl::InternalError("cannot lend a channel to the stub factory");
+      f.lent_fd = *lent;
+    }
+    Result<int> child = CloneStub(inj, SIGCHLD);
+    if (f.lent_fd >= 0) (void)inj.StubSyscall(SYS_close, static_cast<uint64_t>(f.lent_fd));
+    if (!child.ok()) return ErrnoStatus("clone (stub factory)", child.error().code());
+    f.pid = *child;
+    return f;
+  }
+
+  std::shared_ptr<FdChannel> channel_;  // the factory's own, at its kStubChannelFd
+  int pid_ = -1;
+  std::optional<StubAddressSpace> mem_;  // the factory's memory, for Lend's scratch page
+
+  absl::Mutex mu_;
+  Req* request_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one being served or waiting
+};
+
+absl::Mutex g_factory_mu;
+Factory* g_factory ABSL_GUARDED_BY(g_factory_mu) = nullptr;
+
+Factory* TheFactory() {
+  absl::MutexLock l(&g_factory_mu);
+  return g_factory;
+}
+
+}  // namespace
+
+absl::Status StartStubFactory(int stub_fd) {
+  // Not g_factory_mu: the factory thread's own SpawnStub asks whether a factory runs.
+  static absl::Mutex start_mu;
+  absl::MutexLock sl(&start_mu);
+  if (StubFactoryRunning()) return absl::OkStatus();
+  auto* factory = new Factory;  // lives as long as the Sentry, like its thread
+  absl::Mutex init_mu;
+  std::optional<absl::Status> init;
+  try {
+    std::thread([factory, stub_fd, &init_mu, &init] {
+      absl::Status st = factory->Init(stub_fd);
+      {
+        absl::MutexLock il(&init_mu);
+        init = st;
+      }
+      if (st.ok()) factory->Loop();
+    }).detach();
+  } catch (const std::system_error&) {
+    delete factory;
+    return absl::ResourceExhaustedError("cannot start the stub factory thread");
+  }
+  absl::MutexLock il(&init_mu);
+  init_mu.Await(absl::Condition(
+      +[](std::optional<absl::Status>* s) { return s->has_value(); }, &init));
+  if (!init->ok()) {
+    // The thread has returned; the factory is not used again.
+    return absl::Status(init->code(), "stub factory: " + std::string(init->message()));
+  }
+  absl::MutexLock l(&g_factory_mu);
+  g_factory = factory;
+  return absl::OkStatus();
+}
+
+bool StubFactoryRunning() { return TheFactory() != nullptr; }
+
+absl::StatusOr<int> ForkStubFromFactory(int channel_fd) {
+  Factory* factory = TheFactory();
+  if (factory == nullptr) return absl::FailedPreconditionError("no stub factory");
+  SENTRY_ASSIGN_OR_RETURN(Forked f, factory->Request(channel_fd));
+  auto fail = [&](absl::Status st) {
+    KillAndReapLater(f.pid);
+    return st;
+  };
+  absl::Status seized = SeizeStopped(f.pid);
+  if (!seized.ok()) return fail(seized);
+  bool interrupted = false;
+  // The child holds the factory's channel at kStubChannelFd: replace it with its own, or
+  // drop it.
+  Result<int64_t> r =
+      f.lent_fd >= 0
+          ? InjectSyscall(f.pid, {SYS_dup2, static_cast<uint64_t>(f.lent_fd), kStubChannelFd},
+                          Layout::kStubInject, &interrupted)
+          : InjectSyscall(f.pid, {SYS_close, kStubChannelFd}, Layout::kStubInject, &interrupted);
+  if (!r.ok() || *r < 0) return fail(absl::InternalError("cannot set up the fd of a new stub"));
+  if (f.lent_fd >= 0) {
+    r = InjectSyscall(f.pid, {SYS_close, static_cast<uint64_t>(f.lent_fd)}, Layout::kStubInject,
+                      &interrupted);
+    if (!r.ok() || *r != 0) return fail(absl::InternalError("cannot close a stub's spare fd"));
+  }
+  return f.pid;
+}
+
+}  // namespace sentry::platform

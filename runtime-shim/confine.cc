@@ -1,0 +1,298 @@
+#include "runtime-shim/confine.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace sentry::shim {
+namespace {
+
+// Which configurations need a call: the default one, or only --net=host.
+enum class Need { kAlways, kNetHost, kControl };
+
+// One entry of the allowlist. `only` lists the argument patterns the call is allowed with
+// (any one of them; each pattern's comparisons all hold); empty: any arguments.
+struct Allowed {
+  const char* name;
+  Need need;
+  const char* reason;
+  std::vector<std::vector<scmp_arg_cmp>> only = {};
+};
+
+// The flags glibc's pthread_create passes to clone: a thread, never a process or a namespace.
+constexpr scmp_datum_t kThreadFlags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+                                      CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
+                                      CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+
+std::vector<scmp_arg_cmp> Arg(unsigned arg, scmp_datum_t value) {
+  return {scmp_arg_cmp{arg, SCMP_CMP_EQ, value, 0}};
+}
+std::vector<scmp_arg_cmp> ArgMasked(unsigned arg, scmp_datum_t mask, scmp_datum_t value) {
+  return {scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, mask, value}};
+}
+
+// The allowlist. Every entry says why the Sentry needs it; keep it that way. A call is here
+// because the Sentry was seen making it (strace, or SENTRY_SECCOMP_LOG, docs/security.md)
+// over the test suites on both platforms.
+const std::vector<Allowed>& Allowlist() {
+  static const auto* list = new std::vector<Allowed>{
+      // Memory of the Sentry itself. No executable mapping is made after start-up.
+      {"mmap", Need::kAlways, "malloc, thread stacks, the memory file's mappings",
+       {ArgMasked(2, PROT_EXEC, 0)}},
+      {"munmap", Need::kAlways, "free, thread exit, the memory file's mappings"},
+      {"mprotect", Need::kAlways, "thread stack guard pages; never PROT_EXEC",
+       {ArgMasked(2, PROT_EXEC, 0)}},
+      {"madvise", Need::kAlways, "malloc trimming, freed thread stacks"},
+      {"brk", Need::kAlways, "malloc's main arena"},
+      // Threads, time and waiting.
+      {"clone", Need::kAlways, "a Sentry thread per guest thread; thread flags only",
+       {Arg(0, kThreadFlags)}},
+      {"futex", Need::kAlways, "absl::Mutex, condition variables, thread joins"},
+      {"set_robust_list", Need::kAlways, "glibc, at every new thread"},
+      {"rseq", Need::kAlways, "glibc, at every new thread"},
+      {"exit", Need::kAlways, "thread exit"},
+      {"exit_group", Need::kAlways, "the sandbox's exit"},
+      {"sched_yield", Need::kAlways, "the guest's sched_yield; spinning waits"},
+      {"sched_setaffinity", Need::kAlways, "the seccomp platform puts a thread next to its stub"},
+      {"sched_getparam", Need::kAlways, "the guest's sched_getparam, answered from the host's"},
+      {"sched_getscheduler", Need::kAlways, "the guest's sched_getscheduler, from the host's"},
+      {"sched_get_priority_max", Need::kAlways, "the guest's sched_get_priority_max"},
+      {"sched_rr_get_interval", Need::kAlways, "the guest's sched_rr_get_interval"},
+      {"membarrier", Need::kAlways, "the guest's membarrier: the host's covers its stubs"},
+      {"clock_gettime", Need::kAlways, "clocks the vDSO does not serve (CPU-time clocks)"},
+      {"clock_getres", Need::kAlways, "the guest's clock_getres"},
+      {"clock_nanosleep", Need::kAlways, "timers and sleeps of Sentry threads"},
+      {"sysinfo", Need::kAlways, "the guest's sysinfo and /proc/meminfo (host memory)"},
+      {"getrandom", Need::kAlways, "the guest's getrandom, AT_RANDOM and /dev/urandom"},
+      {"prlimit64", Need::kAlways, "the Sentry's own limits (host_limits.cc; OCI: no core)",
+       {Arg(0, 0)}},
+      // Identity and signals of the Sentry.
+      {"getpid", Need::kAlways, "interrupting a Sentry thread (tgkill); abort()"},
+      {"gettid", Need::kAlways, "interrupting a Sentry thread; logging"},
+      {"getuid", Need::kAlways, "the owner of what the guest creates (procfs, devpts)"},
+      {"getgid", Need::kAlways, "the group of what the guest creates (procfs, devpts)"},
+      {"rt_sigaction", Need::kAlways, "the terminal relay's SIGWINCH; the OCI init's exit"},
+      {"rt_sigprocmask", Need::kAlways, "signal masks around thread creation and waits"},
+      {"rt_sigreturn", Need::kAlways, "return from the Sentry's signal handlers"},
+      {"tgkill", Need::kAlways, "kicking a Sentry thread out of a blocking host call"},
+      // Driving stubs.
+      {"ptrace", Need::kAlways, "tracing stubs: registers, resuming, injected calls"},
+      {"wait4", Need::kAlways, "ptrace stops and deaths of stubs; the gofer's exit"},
+      {"kill", Need::kAlways, "SIGKILL and SIGSTOP to stubs; SIGKILL to the gofer"},
+      {"process_vm_readv", Need::kAlways, "reading guest memory (the only doorway)"},
+      {"process_vm_writev", Need::kAlways, "writing guest memory (the only doorway)"},
+      {"pidfd_open", Need::kAlways, "a guest stub's death, seen by poll; pidfd_getfd"},
+      {"pidfd_getfd", Need::kAlways, "taking a guest stub's seccomp listener"},
+      {"ioctl", Need::kAlways,
+       "seccomp notifications; the caller's terminal (size, modes); host socket queues",
+       {Arg(1, SECCOMP_IOCTL_NOTIF_RECV), Arg(1, SECCOMP_IOCTL_NOTIF_SEND),
+        Arg(1, SECCOMP_IOCTL_NOTIF_ADDFD), Arg(1, SECCOMP_IOCTL_NOTIF_ID_VALID),
+        Arg(1, TCGETS), Arg(1, TCSETS), Arg(1, TCSETSW), Arg(1, TCSETSF), Arg(1, TIOCGWINSZ),
+        Arg(1, FIONREAD), Arg(1, TIOCOUTQ)}},
+      // Files the Sentry holds: the gofer's donated fds, its memory files, stdio, pipes.
+      {"openat", Need::kAlways, "host /proc and /sys files read for the guest's; read only",
+       {ArgMasked(2, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND, 0)}},
+      {"read", Need::kAlways, "host files, stdio, eventfds"},
+      {"write", Need::kAlways, "stdio, logs, eventfds"},
+      {"pread64", Need::kAlways, "files the gofer donated; the memory file"},
+      {"pwrite64", Need::kAlways, "files the gofer donated; the memory file"},
+      {"lseek", Need::kAlways, "files the gofer donated (SEEK_DATA/HOLE, sizes)"},
+      {"newfstatat", Need::kAlways,
+       "fstat (glibc's) of a held fd; res_ninit's stat of /etc/resolv.conf"},
+      {"fcntl", Need::kAlways, "status flags of stdio and host sockets"},
+      {"close", Need::kAlways, "every fd the Sentry drops"},
+      {"fsync", Need::kAlways, "the guest's fsync of a file the gofer donated"},
+      {"fdatasync", Need::kAlways, "the guest's fdatasync of a file the gofer donated"},
+      {"ftruncate", Need::kAlways, "sizing the memory files behind tmpfs and shared memory"},
+      {"fallocate", Need::kAlways, "punching holes in the memory files"},
+      {"memfd_create", Need::kAlways, "the memory files behind tmpfs and shared memory"},
+      {"eventfd2", Need::kAlways, "waking a Sentry thread that waits for a guest stub"},
+      {"poll", Need::kAlways, "waiting for a guest stub, its death, or the terminal"},
+      {"socketpair", Need::kAlways, "the fd channel of a new address space (AF_UNIX)",
+       {Arg(0, AF_UNIX)}},
+      {"sendmsg", Need::kAlways, "the gofer protocol; lending fds to stubs"},
+      {"recvmsg", Need::kAlways, "the gofer protocol; draining stub channels"},
+      // --net=host: the guest's connections leave through host sockets; DNS through
+      // res_nquery.
+      {"socket", Need::kNetHost, "host sockets for the guest's connections and DNS",
+       {Arg(0, AF_INET), Arg(0, AF_INET6)}},
+      {"connect", Need::kNetHost, "the guest's connections; DNS"},
+      {"accept", Need::kNetHost, "connections to the guest's listening host sockets"},
+      {"shutdown", Need::kNetHost, "the guest's shutdown"},
+      {"sendto", Need::kNetHost, "the guest's datagrams; DNS queries"},
+      {"recvfrom", Need::kNetHost, "the guest's datagrams; DNS answers"},
+      {"setsockopt", Need::kNetHost, "the guest's socket options"},
+      {"getsockopt", Need::kNetHost, "the guest's socket options; SO_ERROR of a connect"},
+      {"getsockname", Need::kNetHost, "the guest's getsockname"},
+      {"epoll_create1", Need::kNetHost, "waiting for host sockets"},
+      {"epoll_ctl", Need::kNetHost, "waiting for host sockets"},
+      {"epoll_wait", Need::kNetHost, "waiting for host sockets"},
+      {"uname", Need::kNetHost, "res_ninit (the host's name for DNS)"},
+      // An OCI container's control socket (runtime-shim/oci/control.h): exec, pause, resume.
+      {"accept4", Need::kControl, "a connection to the container's control socket"},
+  };
+  return *list;
+}
+
+// Filled before the filter is installed: the SIGSYS handler may not allocate.
+const char* const* g_names = nullptr;
+constexpr int kMaxNr = 512;
+
+void OnSigsys(int, siginfo_t* info, void*) {
+  int nr = info->si_syscall;
+  const char* name = nr >= 0 && nr < kMaxNr && g_names[nr] ? g_names[nr] : "?";
+  char num[16];
+  int len = 0;
+  char digits[16];
+  unsigned v = static_cast<unsigned>(nr);
+  do {
+    digits[len++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  for (int i = 0; i < len; i++) num[i] = digits[len - 1 - i];
+  auto put = [](const char* s, size_t n) { (void)!write(STDERR_FILENO, s, n); };
+  const char head[] = "sentry: the Sentry made host system call ";
+  const char tail[] =
+      ", which is not on its allowlist (runtime-shim/confine.cc); aborting\n";
+  put(head, sizeof(head) - 1);
+  put(name, strlen(name));
+  put(" (", 2);
+  put(num, len);
+  put(")", 1);
+  put(tail, sizeof(tail) - 1);
+  abort();
+}
+
+absl::Status InstallTrapHandler() {
+  auto* names = new const char*[kMaxNr]();
+  for (int nr = 0; nr < kMaxNr; nr++) {
+    names[nr] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);  // kept for good
+  }
+  g_names = names;
+  struct sigaction sa {};
+  sa.sa_sigaction = OnSigsys;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSYS, &sa, nullptr) != 0) {
+    return absl::InternalError(std::string("sigaction(SIGSYS): ") + strerror(errno));
+  }
+  return absl::OkStatus();
+}
+
+bool Wanted(const Allowed& a, const ConfineOptions& opts) {
+  return a.need == Need::kAlways || (a.need == Need::kNetHost && opts.net_host) ||
+         (a.need == Need::kControl && opts.control_socket);
+}
+
+absl::Status Fail(const std::string& what, int err) {
+  return absl::InternalError("Sentry confinement: " + what + ": " + strerror(err));
+}
+
+}  // namespace
+
+absl::Status EnterSentryNamespaces() {
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return Fail("capget", errno);
+  if ((data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) == 0) {
+    return absl::OkStatus();
+  }
+  if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) != 0) return Fail("unshare(IPC, UTS)", errno);
+  return absl::OkStatus();
+}
+
+absl::Status ConfineSentry(const ConfineOptions& opts) {
+  // The stubs are separate executables, unaffected: the Sentry still traces them.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return Fail("PR_SET_DUMPABLE", errno);
+  // SENTRY_SECCOMP_LOG (a developer's tool, docs/security.md): =1 allows the calls outside
+  // the list and has the host kernel log them (dmesg, audit type 1326) instead of killing;
+  // =all installs a filter that allows everything, whose seccomp() call marks the end of
+  // start-up in a `perf trace` of the Sentry.
+  const char* log_mode = getenv("SENTRY_SECCOMP_LOG");
+  bool log = log_mode != nullptr && *log_mode != '\0';
+  bool log_all = log && strcmp(log_mode, "all") == 0;
+  if (log) {
+    fprintf(stderr,
+            "sentry: WARNING: SENTRY_SECCOMP_LOG=%s: the Sentry's allowlist %s; for finding "
+            "missing entries only\n",
+            log_mode, log_all ? "allows everything" : "logs what it should kill");
+  }
+  uint32_t deny = log_all ? SCMP_ACT_ALLOW
+                  : log   ? SCMP_ACT_LOG
+                  : opts.debug ? SCMP_ACT_TRAP
+                               : SCMP_ACT_KILL_PROCESS;
+  if (!log && opts.debug) {
+    absl::Status st = InstallTrapHandler();
+    if (!st.ok()) return st;
+  }
+  scmp_filter_ctx ctx = seccomp_init(deny);
+  if (ctx == nullptr) return Fail("seccomp_init", ENOMEM);
+  auto release = [&](absl::Status st) {
+    seccomp_release(ctx);
+    return st;
+  };
+  int err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+  if (err == 0) err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+  if (err != 0) return release(Fail("seccomp_attr_set", -err));
+  // glibc tries clone3 first for a new thread; its arguments sit in memory, out of a
+  // filter's sight, so it is answered ENOSYS and glibc falls back to clone, whose flags
+  // the filter checks.
+  if (!log_all) err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  if (err != 0) return release(Fail("clone3", -err));
+  for (const Allowed& a : Allowlist()) {
+    if (log_all || !Wanted(a, opts)) continue;
+    int nr = seccomp_syscall_resolve_name(a.name);
+    if (nr == __NR_SCMP_ERROR) return release(Fail(std::string("unknown call ") + a.name, EINVAL));
+    if (a.only.empty()) {
+      err = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 0, nullptr);
+    }
+    for (const auto& cmp : a.only) {
+      err = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, cmp.size(), cmp.data());
+      if (err != 0) break;
+    }
+    if (err != 0) return release(Fail(std::string("rule for ") + a.name, -err));
+  }
+  err = seccomp_load(ctx);
+  return release(err == 0 ? absl::OkStatus() : Fail("seccomp_load", -err));
+}
+
+void PrintAllowlist(FILE* out) {
+  int always = 0, net = 0, control = 0;
+  for (const Allowed& a : Allowlist()) {
+    const char* mode = a.need == Need::kAlways    ? ""
+                       : a.need == Need::kNetHost ? " [--net=host]"
+                                                  : " [OCI containers]";
+    const char* args = a.only.empty() ? "" : " [some arguments only]";
+    fprintf(out, "%-20s %s%s%s\n", a.name, a.reason, args, mode);
+    (a.need == Need::kAlways ? always : a.need == Need::kNetHost ? net : control)++;
+  }
+  fprintf(out,
+          "%d host system calls in the default configuration, %d more with --net=host, %d "
+          "more in an OCI container; clone3 answers ENOSYS; any other call kills the Sentry\n",
+          always, net, control);
+}
+
+void WarnUnconfined(const char* who) {
+  fprintf(stderr,
+          "%s: WARNING: --unsafe-no-confinement: the Sentry and the gofer run WITHOUT their "
+          "seccomp allowlists and namespaces; a bug in them is a bug on the host. For "
+          "debugging only.\n",
+          who);
+}
+
+}  // namespace sentry::shim

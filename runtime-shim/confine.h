@@ -1,0 +1,41 @@
+// The Sentry's own confinement, applied once start-up is over (the gofer is running, the
+// platform's stub factory exists) and before the guest's first instruction: a seccomp
+// allowlist of the host system calls the Sentry makes, compiled with libseccomp from the one
+// list in confine.cc and installed on every thread of the process (SECCOMP_FILTER_FLAG_TSYNC;
+// threads started later inherit it), with PR_SET_NO_NEW_PRIVS. A call outside the list kills
+// the whole Sentry (SECCOMP_RET_KILL_PROCESS), or, with --debug, raises SIGSYS, whose handler
+// names the call on stderr and aborts. The stubs never inherit it: they descend from the stub
+// factory (platform/stub/stub_factory.h), which was started before.
+#pragma once
+
+#include <cstdio>
+
+#include "absl/status/status.h"
+
+namespace sentry::shim {
+
+struct ConfineOptions {
+  bool net_host = false;  // --net=host: the host socket calls are added
+  bool debug = false;     // TRAP and a readable report instead of KILL_PROCESS
+  bool control_socket = false;  // an OCI container's control socket is served (accept4)
+};
+
+// New IPC and UTS namespaces for the Sentry, and so for the gofer and the stubs it starts
+// afterwards. Called first, while the process is single-threaded (namespaces belong to the
+// thread that unshares). Needs CAP_SYS_ADMIN: without it (rootless) nothing is done, since
+// the user namespace that would grant it is not built yet.
+absl::Status EnterSentryNamespaces();
+
+// Makes the Sentry non-dumpable (no core, /proc/PID of it owned by root, no ptrace attach
+// by the caller's uid) and installs the allowlist. Fails, with the reason, if libseccomp or the kernel refuse it; the
+// caller then refuses to run the guest.
+absl::Status ConfineSentry(const ConfineOptions& opts);
+
+// `sentry debug syscalls-allowed`: prints the list, one call a line with its reason, and the
+// count per mode.
+void PrintAllowlist(FILE* out);
+
+// The loud line for --unsafe-no-confinement.
+void WarnUnconfined(const char* who);
+
+}  // namespace sentry::shim

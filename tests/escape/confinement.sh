@@ -1,0 +1,178 @@
+#!/bin/sh
+# Host-side confinement, checked from the host while a guest runs.
+#
+#   confinement.sh SENTRY_RUN SENTRY PLATFORM USER
+#
+# USER is root or nobody (tests/guest/unpriv.sh: exits 77 if sentry-run cannot run as
+# nobody at all). Runs `SENTRY_RUN --platform=PLATFORM -- sleep 8` as USER and, while it runs,
+# checks in /proc: the Sentry (sentry-run), the gofer (its child sentry-gofer) and every stub
+# (the descendants named sentry-stub) are under seccomp (Seccomp: 2) with NoNewPrivs; every
+# stub has no capability (CapEff, CapPrm, CapInh, CapAmb 0, and as root an empty bounding
+# set too), an empty environment, and no fd but its fd channel (fd 0, a socket) and the file
+# last lent for a mapping (fd 1, a regular file). Then the
+# same run with --unsafe-no-confinement must show the Sentry with no filter (so the first
+# check can fail) and say so on stderr. Also checks `SENTRY debug syscalls-allowed`.
+# Exits 0 iff everything held.
+set -u
+
+if [ $# -ne 4 ]; then
+  echo "usage: $0 SENTRY_RUN SENTRY PLATFORM root|nobody" >&2
+  exit 2
+fi
+platform=$3
+. "$(dirname "$0")/../guest/unpriv.sh"
+as_user "$4" "$1"
+sentry=$2
+trap 'rm -rf "$run_base"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+field() {  # field PID NAME: the value of NAME: in /proc/PID/status
+  sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null
+}
+
+# The pids of the processes below $1, one a line. One pass over /proc: pid (comm) state
+# ppid ..., where comm may hold spaces, so the fields are counted after the last ')'.
+descendants() {
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
+    {
+      pid = $1
+      rest = $0
+      sub(/.*\) /, "", rest)
+      split(rest, f, " ")
+      parent[pid] = f[2]
+    }
+    END {
+      n = 1; queue[1] = root
+      for (i = 1; i <= n; i++)
+        for (p in parent) if (parent[p] == queue[i]) { queue[++n] = p; print p }
+    }'
+}
+
+comm() { cat "/proc/$1/comm" 2>/dev/null; }
+
+# --- the allowlist is printed, with a reason per call and a count that matches -------------
+list=$("$sentry" debug syscalls-allowed) || fail "sentry debug syscalls-allowed failed"
+summary=$(echo "$list" | tail -n 1)
+count=$(echo "$summary" | sed -n 's/^\([0-9][0-9]*\) host system calls in the default.*/\1/p')
+extra=$(echo "$summary" | sed -n 's/.*calls in the default configuration, \([0-9][0-9]*\) more.*/\1/p')
+oci=$(echo "$summary" | sed -n 's/.*, \([0-9][0-9]*\) more in an OCI container.*/\1/p')
+lines=$(echo "$list" | sed '$d' | wc -l)
+if [ -z "$count" ] || [ -z "$extra" ] || [ -z "$oci" ] || [ $((count + extra + oci)) -ne "$lines" ]; then
+  fail "syscalls-allowed: summary \"$summary\" does not match its $lines entries"
+fi
+for call in ptrace process_vm_readv futex; do
+  echo "$list" | grep -q "^$call " || fail "syscalls-allowed does not list $call"
+done
+echo "allowlist: $count calls by default, $extra more with --net=host, $oci more in an OCI container"
+
+# --- a confined run -------------------------------------------------------------------------
+# Starts the guest in the background; sets $sentry_pid. $1: extra sentry-run flags.
+start_guest() {
+  $run "$sentry_run" --platform="$platform" --tty=never $1 -- /bin/sleep 8 \
+    </dev/null >"$run_base/out" 2>"$run_base/err" &
+  bg_pid=$!
+  sentry_pid=$bg_pid
+  # Ready once a guest stub exists (the factory and the first address space's stub).
+  for _ in $(seq 100); do
+    n=0
+    for p in $(descendants "$bg_pid"); do
+      [ "$(comm "$p")" = sentry-stub ] && n=$((n + 1))
+    done
+    [ "$n" -ge 2 ] && break
+    sleep 0.05
+  done
+  # The Sentry is the innermost sentry-run: $! may be a shell or setpriv on the way.
+  for p in $bg_pid $(descendants "$bg_pid"); do
+    [ "$(comm "$p")" = sentry-run ] && sentry_pid=$p
+  done
+  [ "$n" -ge 2 ] && return 0
+  fail "no guest stub appeared within 5 s"
+  cat "$run_base/err"
+}
+
+check_stub() {
+  stub=$1
+  [ "$(field "$stub" Seccomp)" = 2 ] || fail "stub $stub: Seccomp $(field "$stub" Seccomp), want 2"
+  [ "$(field "$stub" NoNewPrivs)" = 1 ] || fail "stub $stub: NoNewPrivs is not set"
+  for cap in CapEff CapPrm CapInh CapAmb; do
+    v=$(field "$stub" $cap)
+    [ "$v" = 0000000000000000 ] || fail "stub $stub: $cap $v, want 0000000000000000"
+  done
+  if [ "$run_uid" = 0 ]; then
+    v=$(field "$stub" CapBnd)
+    [ "$v" = 0000000000000000 ] || fail "stub $stub: CapBnd $v, want 0000000000000000"
+  fi
+  [ -s "/proc/$stub/environ" ] && fail "stub $stub: its environment is not empty"
+  # fd 0 is the fd channel (a socket). The platform may also keep the file it last lent
+  # for a mapping (StubInjector::lent_file: the guest's program or a library), a regular
+  # file the guest mapped anyway. Nothing else.
+  for fd in $(ls "/proc/$stub/fd" 2>/dev/null); do
+    target=$(readlink "/proc/$stub/fd/$fd")
+    if [ "$fd" = 0 ]; then
+      [ "${target#socket:}" != "$target" ] || fail "stub $stub: fd 0 -> $target, not a socket"
+    elif [ "$fd" = 1 ] && [ -f "/proc/$stub/fd/$fd" ]; then
+      :
+    else
+      fail "stub $stub: fd $fd -> $target (only the fd channel and a lent file are allowed)"
+    fi
+  done
+}
+
+start_guest ""
+[ "$(field "$sentry_pid" Seccomp)" = 2 ] ||
+  fail "the Sentry: Seccomp $(field "$sentry_pid" Seccomp), want 2"
+[ "$(field "$sentry_pid" NoNewPrivs)" = 1 ] || fail "the Sentry: NoNewPrivs is not set"
+# Non-dumpable: the kernel gives its /proc files to root (visible only when USER is not root).
+if [ "$run_uid" != 0 ] && [ "$(stat -c %u "/proc/$sentry_pid/environ")" != 0 ]; then
+  fail "the Sentry is dumpable (its /proc/PID/environ belongs to uid $run_uid)"
+fi
+# New IPC and UTS namespaces where the Sentry may make them (root).
+if [ "$run_uid" = 0 ]; then
+  for ns in ipc uts; do
+    [ "$(readlink "/proc/$sentry_pid/ns/$ns")" != "$(readlink "/proc/self/ns/$ns")" ] ||
+      fail "the Sentry is in the host's $ns namespace"
+  done
+fi
+gofers=0
+stubs=0
+for p in $(descendants "$sentry_pid"); do
+  case $(comm "$p") in
+    sentry-gofer)
+      gofers=$((gofers + 1))
+      [ "$(field "$p" Seccomp)" = 2 ] || fail "the gofer: Seccomp $(field "$p" Seccomp), want 2"
+      [ "$(readlink "/proc/$p/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] ||
+        fail "the gofer is in the host's mount namespace"
+      ;;
+    sentry-stub)
+      stubs=$((stubs + 1))
+      check_stub "$p"
+      ;;
+  esac
+done
+[ "$gofers" = 1 ] || fail "found $gofers gofers, want 1"
+echo "checked the Sentry, $gofers gofer and $stubs stubs"
+wait "$bg_pid"
+status=$?
+[ "$status" = 0 ] || { fail "the guest exited $status"; cat "$run_base/err"; }
+
+# --- the same with --unsafe-no-confinement: the Sentry check above can fail ---------------
+start_guest --unsafe-no-confinement
+[ "$(field "$sentry_pid" Seccomp)" = 0 ] ||
+  fail "--unsafe-no-confinement: the Sentry still has Seccomp $(field "$sentry_pid" Seccomp)"
+if [ "$run_uid" != 0 ] && [ "$(stat -c %u "/proc/$sentry_pid/environ")" != "$run_uid" ]; then
+  fail "--unsafe-no-confinement: the Sentry is still non-dumpable"
+fi
+wait "$bg_pid"
+grep -q 'WARNING: --unsafe-no-confinement' "$run_base/err" ||
+  fail "--unsafe-no-confinement was not announced on stderr"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures checks failed"
+  exit 1
+fi
+echo "PASS"
