@@ -111,13 +111,33 @@ absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string&
   return absl::OkStatus();
 }
 
-// The directories a read-only root leaves writable (SandboxOptions::read_only_root), each an
-// empty tmpfs, with the modes they have on a Linux system.
+// The directories a read-only root leaves writable (SandboxOptions::read_only_root), with the
+// modes they have on a Linux system. /tmp and /var/tmp show the host's files under an
+// in-memory layer that takes the guest's writes (programs and projects kept there must stay
+// reachable, as they were before the root became read-only); /run starts empty (the host's
+// sockets and session files are none of the guest's business).
 struct ScratchDir {
   const char* path;
   uint32_t mode;
+  bool host_below;
 };
-constexpr ScratchDir kScratchDirs[] = {{"/tmp", 01777}, {"/var/tmp", 01777}, {"/run", 0755}};
+constexpr ScratchDir kScratchDirs[] = {
+    {"/tmp", 01777, true}, {"/var/tmp", 01777, true}, {"/run", 0755, false}};
+
+// The directory at absolute `path` below `root` (an inode of the gofer's root), or an error.
+Result<vfs::InodeRef> LookupBelow(vfs::InodeRef dir, const std::string& path) {
+  size_t i = 1;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    auto next = dir->Lookup(path.substr(i, j - i));
+    if (!next.ok()) return next.error();
+    dir = *next;
+    i = j + 1;
+  }
+  if (!dir->IsDir()) return Errno(ENOTDIR);
+  return dir;
+}
 
 // Builds the guest's file system: overlay(gofer root, tmpfs) with /dev, /proc and binds.
 absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
@@ -158,8 +178,14 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   }
   if (opts.read_only_root) {
     for (const auto& dir : kScratchDirs) {
-      SENTRY_RETURN_IF_ERROR(
-          mount(dir.path, vfs::NewTmpfs(dir.mode, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
+      auto host = dir.host_below ? LookupBelow(*lower, dir.path) : Result<vfs::InodeRef>(Errno(ENOENT));
+      if (host.ok()) {
+        auto over = vfs::NewOverlayRoot(vfs::NewTmpfs(dir.mode, 0, 0), *host);
+        SENTRY_RETURN_IF_ERROR(mount(dir.path, over, "overlay", MS_NOSUID | MS_NODEV));
+      } else {
+        SENTRY_RETURN_IF_ERROR(
+            mount(dir.path, vfs::NewTmpfs(dir.mode, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
+      }
     }
   }
   for (const auto& b : opts.binds) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -41,8 +42,10 @@ int g_winch_fd = -1;  // the relay's wake pipe, for the SIGWINCH handler
 
 void OnWinch(int) {
   if (g_winch_fd >= 0) {
-    char c = 'w';
-    (void)!write(g_winch_fd, &c, 1);
+    int saved = errno;
+    uint64_t one = 1;
+    (void)!write(g_winch_fd, &one, sizeof(one));
+    errno = saved;
   }
 }
 
@@ -61,19 +64,21 @@ bool WriteAll(int fd, const uint8_t* p, size_t n) {
 
 absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::StartIfTerminal(vfs::Vfs& vfs) {
   if (!isatty(0) || tcgetpgrp(0) != getpgrp()) return nullptr;
-  return Make(vfs, 0, isatty(1) ? 1 : isatty(2) ? 2 : 0);
+  return Make(vfs, 0, isatty(1) ? 1 : isatty(2) ? 2 : 0, true);
 }
 
-absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::Start(vfs::Vfs& vfs, int fd) {
-  auto r = Make(vfs, fd, fd);
+absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::Start(vfs::Vfs& vfs, int fd,
+                                                                    bool sigwinch) {
+  auto r = Make(vfs, fd, fd, sigwinch);
   if (r.ok() && *r == nullptr) return absl::InternalError("the container's terminal is not a terminal");
   return r;
 }
 
 absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::Make(vfs::Vfs& vfs, int in_fd,
-                                                                   int out_fd) {
+                                                                   int out_fd, bool sigwinch) {
   std::unique_ptr<TerminalRelay> r(new TerminalRelay());
   r->in_fd_ = in_fd;
+  r->sigwinch_ = sigwinch;
   r->out_fd_ = out_fd;
   auto master = vfs::OpenPtmx(O_RDWR);
   if (!master.ok()) return absl::InternalError("cannot make the guest's terminal");
@@ -92,23 +97,24 @@ absl::StatusOr<std::unique_ptr<TerminalRelay>> TerminalRelay::Make(vfs::Vfs& vfs
   // The guest's terminal starts with the caller's settings and size.
   vfs::KernelTermios kt{};
   if (ioctl(in_fd, TCGETS, &kt) == 0) (void)r->tty_->SetTermios(true, kt, false);
-  struct winsize ws {};
-  if (ioctl(in_fd, TIOCGWINSZ, &ws) == 0) {
-    r->tty_->SetWinSize({ws.ws_row, ws.ws_col, ws.ws_xpixel, ws.ws_ypixel});
-  }
+  r->UpdateSize();
   if (tcgetattr(in_fd, &r->saved_) != 0) return nullptr;
   struct termios raw = r->saved_;
   cfmakeraw(&raw);
   if (tcsetattr(in_fd, TCSANOW, &raw) != 0) return nullptr;
-  if (pipe2(r->wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+  // An eventfd, not a pipe: the Sentry's allowlist has eventfd2 for its own wake-ups.
+  r->wake_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (r->wake_ < 0) {
     tcsetattr(in_fd, TCSANOW, &r->saved_);
     return absl::InternalError("pipe for the terminal relay");
   }
-  g_winch_fd = r->wake_[1];
-  struct sigaction sa {};
-  sa.sa_handler = OnWinch;
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGWINCH, &sa, nullptr);
+  if (sigwinch) {
+    g_winch_fd = r->wake_;
+    struct sigaction sa {};
+    sa.sa_handler = OnWinch;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGWINCH, &sa, nullptr);
+  }
   r->blocker_ = std::make_unique<Blocker>(r->stop_);
   r->out_thread_ = std::thread([p = r.get()] { p->CopyOut(); });
   r->in_thread_ = std::thread([p = r.get()] { p->CopyIn(); });
@@ -133,20 +139,19 @@ void TerminalRelay::CopyOut() {
 void TerminalRelay::CopyIn() {
   uint8_t buf[4096];
   for (;;) {
-    struct pollfd fds[2] = {{in_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    struct pollfd fds[2] = {{in_fd_, POLLIN, 0}, {wake_, POLLIN, 0}};
+    // Without SIGWINCH, a look at the size four times a second.
+    int n = poll(fds, 2, sigwinch_ ? -1 : 250);
+    if (n == 0) UpdateSize();
+    if (n < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (fds[1].revents & POLLIN) {
-      char c;
-      while (read(wake_[0], &c, 1) == 1) {
-        if (c == 'q') return;
-        struct winsize ws {};
-        if (ioctl(in_fd_, TIOCGWINSZ, &ws) == 0) {
-          tty_->SetWinSize({ws.ws_row, ws.ws_col, ws.ws_xpixel, ws.ws_ypixel});
-        }
-      }
+      uint64_t count;
+      (void)!read(wake_, &count, sizeof(count));
+      if (stop_.load()) return;
+      UpdateSize();
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       ssize_t n = read(in_fd_, buf, sizeof(buf));
@@ -162,17 +167,29 @@ void TerminalRelay::Finish() {
   finished_ = true;
   stop_.store(true);
   blocker_->waiter().Notify();
-  char q = 'q';
-  (void)!write(wake_[1], &q, 1);
+  uint64_t one = 1;
+  (void)!write(wake_, &one, sizeof(one));
   if (out_thread_.joinable()) out_thread_.join();
   if (in_thread_.joinable()) in_thread_.join();
-  signal(SIGWINCH, SIG_DFL);
-  g_winch_fd = -1;
-  close(wake_[0]);
-  close(wake_[1]);
+  if (sigwinch_) {
+    signal(SIGWINCH, SIG_DFL);
+    g_winch_fd = -1;
+  }
+  close(wake_);
   tcsetattr(in_fd_, TCSADRAIN, &saved_);
 }
 
 TerminalRelay::~TerminalRelay() { Finish(); }
+
+void TerminalRelay::UpdateSize() {
+  struct winsize ws {};
+  if (ioctl(in_fd_, TIOCGWINSZ, &ws) != 0) return;
+  if (ws.ws_row == size_.ws_row && ws.ws_col == size_.ws_col &&
+      ws.ws_xpixel == size_.ws_xpixel && ws.ws_ypixel == size_.ws_ypixel) {
+    return;
+  }
+  size_ = ws;
+  tty_->SetWinSize({ws.ws_row, ws.ws_col, ws.ws_xpixel, ws.ws_ypixel});
+}
 
 }  // namespace sentry::shim

@@ -26,8 +26,11 @@ class TerminalRelay {
   // The guest's end is opened as /dev/pts/N of `vfs` (so that ttyname finds it).
   static absl::StatusOr<std::unique_ptr<TerminalRelay>> StartIfTerminal(vfs::Vfs& vfs);
   // Relays to the host terminal `fd` (both ways), put in raw mode meanwhile: the OCI
-  // runtime's end of the pty whose master went to the --console-socket.
-  static absl::StatusOr<std::unique_ptr<TerminalRelay>> Start(vfs::Vfs& vfs, int fd);
+  // runtime's end of the pty whose master went to the --console-socket. With `sigwinch`,
+  // `fd` is this process's controlling terminal and SIGWINCH tells of a new size (one relay
+  // at a time); without, the size is polled (an exec'd process's terminal).
+  static absl::StatusOr<std::unique_ptr<TerminalRelay>> Start(vfs::Vfs& vfs, int fd,
+                                                              bool sigwinch = true);
   ~TerminalRelay();
 
   // The guest's end, for each of fds 0-2 that is the caller's terminal.
@@ -41,16 +44,20 @@ class TerminalRelay {
  private:
   TerminalRelay() = default;
   static absl::StatusOr<std::unique_ptr<TerminalRelay>> Make(vfs::Vfs& vfs, int in_fd,
-                                                             int out_fd);
+                                                             int out_fd, bool sigwinch);
+  // Gives the guest's pty the host terminal's size if it changed.
+  void UpdateSize();
   void CopyOut();  // the master's output to the caller's terminal
   void CopyIn();   // the caller's keystrokes (and window size changes) to the master
 
   int in_fd_ = 0;
+  bool sigwinch_ = true;
+  struct winsize size_ {};
   int out_fd_ = 1;
   struct termios saved_ {};
   vfs::FileRef master_, slave_;
   vfs::TtyRef tty_;
-  int wake_[2] = {-1, -1};  // wakes CopyIn: 'q' to stop, 'w' for a window size change
+  int wake_ = -1;  // an eventfd that wakes CopyIn: to stop (stop_) or for a new window size
   std::atomic<bool> stop_{false};
   class Blocker;
   std::unique_ptr<Blocker> blocker_;

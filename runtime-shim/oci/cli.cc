@@ -166,7 +166,7 @@ int Main(int argc, char** argv) {
   CLI::App* exec = app.add_subcommand("exec", "run a process in a running container");
   exec->add_option("-p,--process", ef.process, "process.json to run (instead of args)");
   exec->add_option("--console-socket", ef.console_socket,
-                   "socket for the terminal's master (terminals are not supported yet)");
+                   "socket for the terminal's master (with --tty)");
   exec->add_option("--pid-file", ef.pid_file, "file to write the process's host PID to");
   exec->add_option("--cwd", ef.cwd, "working directory in the container");
   exec->add_option("-e,--env", ef.env, "KEY=VALUE for the process (repeatable)");
@@ -175,7 +175,7 @@ int Main(int argc, char** argv) {
   exec->add_option("-c,--cap", ef.caps, "accepted; capabilities are the container's");
   exec->add_option("--process-label", ef.process_label, "accepted (no SELinux)");
   exec->add_option("--apparmor", ef.apparmor, "accepted (no AppArmor)");
-  exec->add_flag("-t,--tty", ef.tty, "a terminal for the process (not supported yet)");
+  exec->add_flag("-t,--tty", ef.tty, "a terminal for the process (needs --console-socket)");
   exec->add_flag("-d,--detach", ef.detach, "do not wait for the process");
   exec->add_flag("--no-new-privs", ef.no_new_privs, "set no_new_privs");
   exec->add_flag("--ignore-paused", ef.ignore_paused, "exec even if the container is paused");

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "sentry/base/status.h"
 #include "sentry/kernel/kernel.h"
+#include "runtime-shim/terminal.h"
 #include "vfs/file.h"
 
 namespace sentry::oci {
@@ -245,7 +246,11 @@ struct ControlServer::Impl {
       for (int fd : fds) close(fd);
       Reply(sock, {{"error", why}});
     };
-    if (fds.size() != 3) return fail("exec needs the process's stdin, stdout and stderr");
+    bool terminal = msg.value("terminal", false);
+    if (fds.size() != (terminal ? 1 : 3)) {
+      return fail(terminal ? "exec with a terminal needs the terminal's fd"
+                           : "exec needs the process's stdin, stdout and stderr");
+    }
     {
       absl::MutexLock l(&k.mu());
       if (k.frozen()) return fail("cannot exec in a paused container");
@@ -266,13 +271,36 @@ struct ControlServer::Impl {
     if (!prog.ok()) return fail(std::string(prog.status().message()));
     so.path = *prog;
     so.seccomp_filter = filter;
-    const char* names[] = {"stdin", "stdout", "stderr"};
-    for (int i = 0; i < 3; i++) {
-      int fl = fcntl(fds[i], F_GETFL);
-      if (fl < 0) fl = O_RDWR;
-      so.stdio.push_back(vfs::NewHostStreamFile(fds[i], fl & (O_ACCMODE | O_APPEND), names[i]));
+    // With a terminal: the process's own pty of the sandbox's devpts, its controlling
+    // terminal, relayed to the host pty whose master the client sent to the console socket.
+    std::unique_ptr<shim::TerminalRelay> relay;
+    int host_tty = -1;
+    if (terminal) {
+      auto r = shim::TerminalRelay::Start(k.vfs(), fds[0], /*sigwinch=*/false);
+      if (!r.ok()) return fail(std::string(r.status().message()));
+      relay = std::move(*r);
+      host_tty = fds[0];
+      for (int i = 0; i < 3; i++) so.stdio.push_back(relay->slave());
+      so.before_start = [&relay](int pid) { relay->AttachSession(pid, pid); };
+    } else {
+      const char* names[] = {"stdin", "stdout", "stderr"};
+      for (int i = 0; i < 3; i++) {
+        int fl = fcntl(fds[i], F_GETFL);
+        if (fl < 0) fl = O_RDWR;
+        so.stdio.push_back(
+            vfs::NewHostStreamFile(fds[i], fl & (O_ACCMODE | O_APPEND), names[i]));
+      }
     }
-    fds.clear();  // the files own them now
+    fds.clear();  // the files (or, for the terminal, host_tty below) own them now
+    struct TerminalDone {
+      std::unique_ptr<shim::TerminalRelay>& relay;
+      int fd;
+      // What the process wrote last reaches the host pty before its exit is reported.
+      ~TerminalDone() {
+        if (relay) relay->Finish();
+        if (fd >= 0) close(fd);
+      }
+    } terminal_done{relay, host_tty};
     auto note = std::make_shared<ExitNote>();
     if (note->event < 0) return fail("eventfd: out of fds");
     so.on_exit = [note](int status) {
@@ -291,6 +319,7 @@ struct ControlServer::Impl {
         return;
       }
       if (p[0].revents != 0) {
+        if (relay) relay->Finish();
         Reply(sock, {{"exit", note->status.load()}});
         return;
       }

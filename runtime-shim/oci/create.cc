@@ -50,61 +50,6 @@ absl::Status WaitForStart(const std::string& fifo) {
   return absl::OkStatus();
 }
 
-// Makes the container's terminal, a host pty: its master goes over `socket` (as runc sends
-// it: SCM_RIGHTS, with the pty's name as the data) to whoever shows it (containerd's shim,
-// podman's conmon); the slave, returned, is the sandbox's end, relayed to the guest's own pty.
-absl::StatusOr<int> SendConsole(const std::string& socket_path, int rows, int cols) {
-  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
-    if (master >= 0) close(master);
-    return ErrnoStatus("a terminal for the container");
-  }
-  char name[64];
-  if (ptsname_r(master, name, sizeof(name)) != 0) {
-    close(master);
-    return ErrnoStatus("ptsname");
-  }
-  if (rows > 0 && cols > 0) {
-    struct winsize ws {};
-    ws.ws_row = static_cast<uint16_t>(rows);
-    ws.ws_col = static_cast<uint16_t>(cols);
-    (void)ioctl(master, TIOCSWINSZ, &ws);
-  }
-  int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_un addr {};
-  addr.sun_family = AF_UNIX;
-  bool ok = slave >= 0 && sock >= 0 && socket_path.size() < sizeof(addr.sun_path);
-  if (ok) {
-    memcpy(addr.sun_path, socket_path.data(), socket_path.size());
-    ok = connect(sock, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
-  if (ok) {
-    struct iovec iov = {name, strlen(name)};
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    struct msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof(control);
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &master, sizeof(int));
-    ok = sendmsg(sock, &msg, 0) >= 0;
-  }
-  int err = errno;
-  if (sock >= 0) close(sock);
-  close(master);
-  if (!ok) {
-    if (slave >= 0) close(slave);
-    errno = err;
-    return ErrnoStatus("--console-socket " + socket_path);
-  }
-  return slave;
-}
-
 // Reports a set-up failure to `create` and ends the sandbox process.
 [[noreturn]] void SetupFailed(const std::string& msg) {
   std::string out = "error: " + msg;
@@ -298,6 +243,58 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
 pid_t g_run_child = 0;
 
 }  // namespace
+
+absl::StatusOr<int> SendConsole(const std::string& socket_path, int rows, int cols) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
+    if (master >= 0) close(master);
+    return ErrnoStatus("a terminal for the container");
+  }
+  char name[64];
+  if (ptsname_r(master, name, sizeof(name)) != 0) {
+    close(master);
+    return ErrnoStatus("ptsname");
+  }
+  if (rows > 0 && cols > 0) {
+    struct winsize ws {};
+    ws.ws_row = static_cast<uint16_t>(rows);
+    ws.ws_col = static_cast<uint16_t>(cols);
+    (void)ioctl(master, TIOCSWINSZ, &ws);
+  }
+  int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr {};
+  addr.sun_family = AF_UNIX;
+  bool ok = slave >= 0 && sock >= 0 && socket_path.size() < sizeof(addr.sun_path);
+  if (ok) {
+    memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+    ok = connect(sock, reinterpret_cast<struct sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  if (ok) {
+    struct iovec iov = {name, strlen(name)};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr msg {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &master, sizeof(int));
+    ok = sendmsg(sock, &msg, 0) >= 0;
+  }
+  int err = errno;
+  if (sock >= 0) close(sock);
+  close(master);
+  if (!ok) {
+    if (slave >= 0) close(slave);
+    errno = err;
+    return ErrnoStatus("--console-socket " + socket_path);
+  }
+  return slave;
+}
 
 [[noreturn]] void ExitLikeGuest(int status) {
   if (WIFSIGNALED(status)) {

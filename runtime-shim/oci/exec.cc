@@ -72,6 +72,10 @@ absl::StatusOr<json> BuildRequest(const ExecFlags& f, const std::string& bundle)
       req["groups"] = u.value("additionalGids", std::vector<uint32_t>{});
     }
     if (!f.process.empty()) req["terminal"] = process.value("terminal", false);
+    if (process.contains("consoleSize")) {
+      req["rows"] = process["consoleSize"].value("height", 0);
+      req["cols"] = process["consoleSize"].value("width", 0);
+    }
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError("exec: " + from + ": process: " + e.what());
   }
@@ -102,14 +106,27 @@ absl::StatusOr<json> BuildRequest(const ExecFlags& f, const std::string& bundle)
 
 int g_signal_pipe = -1;  // the proxy's: signal numbers from its handler
 
-[[noreturn]] void Proxy(const std::string& dir, const json& req) {
+[[noreturn]] void Proxy(const std::string& dir, const json& req,
+                        const std::string& console_socket) {
   auto report = [](const std::string& s) { (void)!write(kReportFd, s.data(), s.size()); };
+  // With a terminal, the process gets a host pty's slave (relayed in the sandbox to a pty of
+  // its own) and the master goes to the console socket; else our stdio.
+  std::vector<int> stdio = {0, 1, 2};
+  if (req.value("terminal", false)) {
+    auto slave = SendConsole(console_socket, req.value("rows", 0), req.value("cols", 0));
+    if (!slave.ok()) {
+      report("error: " + std::string(slave.status().message()));
+      _exit(1);
+    }
+    stdio = {*slave};
+  }
   auto sock = ConnectControl(dir);
   if (!sock.ok()) {
     report("error: " + std::string(sock.status().message()));
     _exit(1);
   }
-  absl::Status sent = SendControl(*sock, req, {0, 1, 2});
+  absl::Status sent = SendControl(*sock, req, stdio);
+  if (stdio.size() == 1) close(stdio[0]);
   auto reply = sent.ok() ? ReceiveControl(*sock) : absl::StatusOr<json>(sent);
   if (!reply.ok()) {
     report("error: the sandbox went away: " + std::string(reply.status().message()));
@@ -208,9 +225,15 @@ absl::Status Exec(const Globals& g, const ExecFlags& f, int* exit_code) {
     bundle = c.state().bundle;
   }
   SENTRY_ASSIGN_OR_RETURN(json req, BuildRequest(f, bundle));
-  if (req.value("terminal", false) || !f.console_socket.empty()) {
-    return absl::UnimplementedError(
-        "exec with a terminal (--tty, --console-socket) is not supported yet");
+  bool terminal = req.value("terminal", false);
+  if (terminal && f.console_socket.empty()) {
+    return absl::InvalidArgumentError(
+        "exec with a terminal needs --console-socket: the terminal's master goes there");
+  }
+  if (!terminal && !f.console_socket.empty()) {
+    return absl::InvalidArgumentError(
+        "exec --console-socket is only for a process with a terminal (--tty, or terminal in "
+        "--process)");
   }
   if (f.preserve_fds > 0) LogDebug(g, "exec --preserve-fds: extra fds are not passed");
   int report[2];
@@ -224,7 +247,7 @@ absl::Status Exec(const Globals& g, const ExecFlags& f, int* exit_code) {
       close(report[1]);
     }
     syscall(SYS_close_range, kReportFd + 1, ~0U, 0);
-    Proxy(dir, req);
+    Proxy(dir, req, f.console_socket);
   }
   close(report[1]);
   std::string answer = ReadReport(report[0]);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace sentry::oci {
 
@@ -92,6 +93,10 @@ absl::Status Install(const std::string& config, const std::string& runtime,
 // or death by the same signal (without a core file), so that whoever waits for this process
 // sees what a runc container's process would show.
 [[noreturn]] void ExitLikeGuest(int status);
+// Makes a terminal, a host pty: its master goes over the Unix socket `socket_path` (as runc
+// sends it: SCM_RIGHTS, with the pty's name as the data) to whoever shows it (containerd's
+// shim, podman's conmon), sized `rows` x `cols` if both are given; returns the slave.
+absl::StatusOr<int> SendConsole(const std::string& socket_path, int rows, int cols);
 // Writes `pid` to `path` atomically (a temporary file renamed into place).
 absl::Status WritePidFile(const std::string& path, pid_t pid);
 

@@ -192,6 +192,7 @@ absl::StatusOr<int> Kernel::Spawn(StartOptions opts) {
   auto task = NewProcess(opts);
   if (!task.ok()) return task.status();
   int pid = (*task)->tid();
+  if (opts.before_start) opts.before_start(pid);
   SENTRY_RETURN_IF_ERROR(StartProcess(std::move(*task), opts));
   return pid;
 }

@@ -375,6 +375,9 @@ class Kernel {
     std::vector<sock_filter> seccomp_filter;
     // Spawn only: called with the wait status when the process exits (ThreadGroup::on_exit).
     std::function<void(int)> on_exit;
+    // Spawn only: called with the new process's PID before it runs (e.g. to give its session
+    // a controlling terminal).
+    std::function<void(int)> before_start;
   };
   // Starts init (PID 1), waits until every task has exited, returns init's wait status.
   absl::StatusOr<int> Run(StartOptions opts);

@@ -257,7 +257,48 @@ kill -TERM "$(cat "$WORK/xt.pid")"
 expect_fail "exec of a missing program" 'exec: "nosuchprog": executable file not found in $PATH' \
   rt exec c1 nosuchprog
 expect_fail "exec into an unknown container" "container nosuch does not exist" rt exec nosuch true
-expect_fail "exec with a terminal (not built)" "not supported yet" rt exec -t c1 true
+expect_fail "exec -t without a console socket" "needs --console-socket" rt exec -t c1 true
+# exec -t: the master of a host pty arrives on our console socket (as containerd's shim gets
+# it); the process sees a terminal of its own, sized from the master, with echo and input.
+out=$(python3 - "$SENTRY" "$root" c1 <<'PY'
+import array, fcntl, os, select, socket, struct, subprocess, sys, termios, time
+sentry, root, cid = sys.argv[1:4]
+path = "/tmp/sentry-console-%d.sock" % os.getpid()
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(1)
+p = subprocess.Popen([sentry, "--root", root, "exec", "-t", "--console-socket", path, cid,
+                      "sh", "-c", "tty; sleep 1; stty size; echo ready; read x; echo got=$x; exit 7"])
+srv.settimeout(10)
+conn, _ = srv.accept()
+_, anc, _, _ = conn.recvmsg(256, socket.CMSG_LEN(4))
+fds = array.array("i")
+fds.frombytes(anc[0][2][:4])
+master = fds[0]
+fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+out, sent, start = b"", False, time.time()
+while time.time() - start < 15:
+    if not select.select([master], [], [], 0.5)[0]:
+        if p.poll() is not None:
+            break
+        continue
+    try:
+        data = os.read(master, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    out += data
+    if b"ready" in out and not sent:
+        os.write(master, b"typed\n")
+        sent = True
+os.unlink(path)
+print(out.decode().replace("\r", ""), end="")
+print("rc=%d" % p.wait())
+PY
+)
+[[ $out == $'/dev/pts/'[0-9]*$'\n40 120\nready\ntyped\ngot=typed\nrc=7' ]] &&
+  pass "exec -t: a terminal of its own, its size, echo, input, exit 7" || fail "exec -t: $out"
 [[ $(status_of c1) == running ]] && pass "c1 still running after the execs" || fail "c1: $(status_of c1)"
 
 rt kill c1 SIGUSR1 && [[ $(reaped "$pid") == "exit 10" ]] && pass "kill by name SIGUSR1 -> exit 10" ||

@@ -129,9 +129,10 @@ err=$("${RUN[@]}" --read-only $IMG true 2>&1)
   pass "--read-only fails with a clear error (not built yet)" || fail "--read-only: $err"
 # run -t through a real terminal (script): the guest's stdio is a terminal of the sandbox,
 # relayed to the pty whose master went to containerd's shim over the console socket; docker
-# sizes it from the client's terminal.
+# sizes it from the client's terminal once the container has started (so the guest waits a
+# moment before it asks, as it would have to with runc).
 out=$(timeout 60 script -qec "stty rows 30 cols 100; docker run --rm -t --network none --runtime=sentry \
-      $IMG sh -c 'tty; stty size; test -t 0 && test -t 1 && echo tty-ok; exit 4'; echo rc=\$?" \
+      $IMG sh -c 'tty; sleep 1; stty size; test -t 0 && test -t 1 && echo tty-ok; exit 4'; echo rc=\$?" \
       /dev/null </dev/null 2>&1 | tr -d '\r')
 [[ $out == *"/dev/pts/0"*"30 100"*"tty-ok"*"rc=4"* ]] && pass "run -t: a terminal of its own" ||
   fail "-t: $out"
@@ -157,6 +158,10 @@ err=$(docker exec "$id" nosuchprog 2>&1)
 rc=$?
 [[ $rc != 0 && $err == *'executable file not found in $PATH'* ]] &&
   pass "docker exec of a missing program (rc=$rc)" || fail "exec missing: rc=$rc $err"
+out=$(timeout 60 script -qec "stty rows 33 cols 77; docker exec -it $id sh -c 'tty; sleep 1; stty size; exit 5'; echo rc=\$?" \
+      /dev/null </dev/null 2>&1 | tr -d '\r')
+[[ $out == *"/dev/pts/"*"33 77"*"rc=5"* ]] && pass "docker exec -it: a terminal, its size, exit 5" ||
+  fail "exec -it: $out"
 docker pause "$id" >/dev/null
 st=$(docker inspect -f '{{.State.Status}}' "$id")
 n1=$(docker logs "$id" 2>&1 | wc -l)

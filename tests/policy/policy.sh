@@ -4,7 +4,8 @@
 #   policy.sh SENTRY_RUN PLATFORM
 #
 # Read-only root: writes outside the workspace fail with EROFS and reach nothing; the scratch
-# directories (/tmp, /var/tmp, /run, /dev/shm) and /dev/null are writable, /tmp starts empty;
+# directories (/tmp, /var/tmp, /run, /dev/shm) and /dev/null are writable, /tmp shows the
+# host's files but the guest's writes there stay in the sandbox, /run starts empty;
 # a guest bind of / is read-only too (as root); --fs=scratch and filesystem.readOnly
 # "scratch" keep the in-memory layer. Protected files in the workspace (.bashrc, .git/hooks,
 # ...) stay read-only. Every policy key: filesystem.readOnly, allowWrite, denyWrite, denyRead,
@@ -16,7 +17,7 @@
 # PATH, and argv[0] is looked up in that PATH. Exits 0 iff every check held.
 #
 # The test's files live under the working directory (CTest's: the build tree), which the
-# guest sees read-only; /tmp and /var/tmp would be the guest's own empty ones.
+# guest sees read-only; in /tmp and /var/tmp the guest's writes would not reach them.
 set -u
 if [ $# -ne 2 ]; then
   echo "usage: $0 SENTRY_RUN PLATFORM" >&2
@@ -27,12 +28,14 @@ platform=$2
 base=$(mktemp -d "$PWD/sentry-policy-XXXXXX") || exit 2
 probe=/etc/sentry-policy-probe-$$
 marker=/tmp/sentry-policy-marker-$$
-trap 'rm -rf "$base"; rm -f "$probe" "$marker"' EXIT
+run_marker=/run/sentry-policy-marker-$$
+trap 'rm -rf "$base"; rm -f "$probe" "$marker" "$marker.guest" "$run_marker"' EXIT
 ws=$base/ws
 other=$base/other
 home=$base/home
 mkdir -p "$ws" "$other" "$home/.config/sentry" || exit 2
 : >"$marker"
+: >"$run_marker"
 export HOME=$home  # no policy file of the caller's own unless a check writes one
 fail=0
 
@@ -66,7 +69,9 @@ out=$(run --workspace "$ws" -- "
   echo ws > $ws/f; echo \"ws=\$?\"
   for d in /tmp /var/tmp /run /dev/shm; do echo s > \$d/f && echo \"scratch \$d\"; done
   echo n > /dev/null && echo devnull
-  [ -e $marker ] || echo tmp-fresh
+  [ -e $marker ] && echo tmp-host
+  echo g > $marker.guest && echo tmp-write
+  [ -e $run_marker ] || echo run-fresh
   pwd")
 check "echo > /etc/...: fails" has "$out" "etc=[1-9][0-9]*"
 check "echo > /etc/...: EROFS" grep -q "$probe: Read-only file system" <<<"$out"
@@ -81,17 +86,20 @@ for d in $scratch_dirs; do
   check "scratch directory $d is writable" has "$out" "scratch $d"
 done
 check "/dev/null is writable" has "$out" "devnull"
-check "/tmp starts empty (the host's $marker is not there)" has "$out" "tmp-fresh"
+check "/tmp shows the host's files ($marker)" has "$out" "tmp-host"
+check "a write in /tmp succeeds in the guest" has "$out" "tmp-write"
+check "a write in /tmp does not reach the host's /tmp" test ! -e "$marker.guest"
+check "/run starts empty (the host's $run_marker is not there)" has "$out" "run-fresh"
 check "the workspace is the working directory" has "$out" "$ws"
 check "read-only root: exit status 0" has "$out" "status 0"
 
 if [ "$(id -u)" = 0 ]; then
-  out=$(run -- "mkdir /tmp/x && mount --bind / /tmp/x && echo bound
-    echo y > /tmp/x/etc/sentry-policy-bound 2>&1; echo \"bound-write=\$?\"")
+  out=$(run -- "mkdir /run/x && mount --bind / /run/x && echo bound
+    echo y > /run/x/etc/sentry-policy-bound 2>&1; echo \"bound-write=\$?\"")
   check "a guest bind of / is made" has "$out" "bound"
   check "a guest bind of / stays read-only: the write fails" has "$out" "bound-write=[1-9][0-9]*"
   check "a guest bind of / stays read-only: EROFS" \
-    grep -q "/tmp/x/etc/sentry-policy-bound: Read-only file system" <<<"$out"
+    grep -q "/run/x/etc/sentry-policy-bound: Read-only file system" <<<"$out"
 fi
 
 # --- --fs=scratch and filesystem.readOnly "scratch": today's in-memory layer.
@@ -300,9 +308,9 @@ printf '#!/bin/sh\necho hello-from-path\n' >"$other/bin/sentry-policy-hello"
 chmod +x "$other/bin/sentry-policy-hello"
 out=$(cd "$other/sub" && run -- pwd)
 check "cwd: the caller's, when the guest sees it" has "$out" "$other/sub"
-hidden=$(mktemp -d /tmp/sentry-policy-hidden-XXXXXX) || exit 2
+hidden=$(mktemp -d /run/sentry-policy-hidden-XXXXXX) || exit 2
 out=$(cd "$hidden" && run -- pwd)
-check "cwd: / when the caller's is hidden (under the guest's own /tmp)" has "$out" "/"
+check "cwd: / when the caller's is hidden (under the guest's own /run)" has "$out" "/"
 out=$(cd "$hidden" && run --workspace "$ws" -- pwd)
 rmdir "$hidden"
 check "cwd: the workspace when the caller's is hidden" has "$out" "$ws"
