@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "sentry/base/status.h"
 #include "sentry/kernel/kernel.h"
+#include "runtime-shim/oci/oci.h"
 #include "runtime-shim/terminal.h"
 #include "vfs/file.h"
 
@@ -44,19 +45,9 @@ absl::StatusOr<int> SocketAddress(const std::string& dir, sockaddr_un* addr) {
 absl::StatusOr<std::string> FindGuestProgram(kernel::Kernel& k, const std::string& prog,
                                              const std::vector<std::string>& env) {
   if (prog.find('/') != std::string::npos) return prog;
-  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  for (const auto& e : env) {
-    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
-  }
   vfs::Context ctx;
   ctx.root = ctx.cwd = k.vfs().Root();
-  size_t i = 0;
-  while (i <= path.size()) {
-    size_t j = path.find(':', i);
-    if (j == std::string::npos) j = path.size();
-    std::string dir = path.substr(i, j - i);
-    i = j + 1;
-    if (dir.empty() || dir[0] != '/') continue;
+  for (const std::string& dir : SearchPath(env)) {
     auto found = k.vfs().Resolve(ctx, ctx.root, dir + "/" + prog, true);
     if (found.ok() && !found->inode()->IsDir()) return dir + "/" + prog;
   }

@@ -130,18 +130,6 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
   _exit(absl::IsNotFound(r.status()) ? 127 : 126);
 }
 
-std::string ReadAll(int fd) {
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) != 0) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    out.append(buf, n);
-  }
-  return out;
-}
-
 // Runs the hooks create runs (prestart, createRuntime, createContainer), then checks that the
 // sandbox's network namespace holds nothing the guest cannot use: until the Sentry can carry
 // the guest's traffic through such an interface, a network (Docker's bridge, a CNI network)
@@ -309,6 +297,35 @@ absl::StatusOr<int> SendConsole(const std::string& socket_path, int rows, int co
     raise(sig);
   }
   _exit(WEXITSTATUS(status));
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out.append(buf, n);
+  }
+  return out;
+}
+
+std::vector<std::string> SearchPath(const std::vector<std::string>& env) {
+  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  for (const auto& e : env) {
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  }
+  std::vector<std::string> dirs;
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t j = path.find(':', i);
+    if (j == std::string::npos) j = path.size();
+    std::string dir = path.substr(i, j - i);
+    i = j + 1;
+    if (!dir.empty() && dir[0] == '/') dirs.push_back(dir);
+  }
+  return dirs;
 }
 
 absl::Status WritePidFile(const std::string& path, pid_t pid) {

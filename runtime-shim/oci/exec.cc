@@ -177,18 +177,6 @@ int g_signal_pipe = -1;  // the proxy's: signal numbers from its handler
   }
 }
 
-std::string ReadReport(int fd) {
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) != 0) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    out.append(buf, n);
-  }
-  return out;
-}
-
 pid_t g_proxy = 0;
 
 // Sends `op` (pause, resume) to the container's Sentry.
@@ -250,7 +238,7 @@ absl::Status Exec(const Globals& g, const ExecFlags& f, int* exit_code) {
     Proxy(dir, req, f.console_socket);
   }
   close(report[1]);
-  std::string answer = ReadReport(report[0]);
+  std::string answer = ReadAll(report[0]);
   close(report[0]);
   if (answer.rfind("ok", 0) != 0) {
     waitpid(pid, nullptr, 0);

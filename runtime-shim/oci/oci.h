@@ -97,6 +97,11 @@ absl::Status Install(const std::string& config, const std::string& runtime,
 // sends it: SCM_RIGHTS, with the pty's name as the data) to whoever shows it (containerd's
 // shim, podman's conmon), sized `rows` x `cols` if both are given; returns the slave.
 absl::StatusOr<int> SendConsole(const std::string& socket_path, int rows, int cols);
+// Everything `fd` gives until end of file.
+std::string ReadAll(int fd);
+// The absolute directories of the PATH in `env` (KEY=VALUE strings), or the default PATH's,
+// in order: where runc's exec looks for a program without a slash.
+std::vector<std::string> SearchPath(const std::vector<std::string>& env);
 // Writes `pid` to `path` atomically (a temporary file renamed into place).
 absl::Status WritePidFile(const std::string& path, pid_t pid);
 

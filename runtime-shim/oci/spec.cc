@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "runtime-shim/oci/oci.h"
 #include "runtime-shim/oci/seccomp.h"
 #include "sentry/base/status.h"
 
@@ -215,17 +216,7 @@ absl::StatusOr<std::string> FindProgram(const std::string& rootfs, const std::st
     }
     return guest;
   }
-  std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  for (const auto& e : env) {
-    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
-  }
-  size_t i = 0;
-  while (i <= path.size()) {
-    size_t j = path.find(':', i);
-    if (j == std::string::npos) j = path.size();
-    std::string dir = path.substr(i, j - i);
-    i = j + 1;
-    if (dir.empty() || dir[0] != '/') continue;
+  for (const std::string& dir : SearchPath(env)) {
     std::string guest = dir + "/" + prog;
     if (lstat((rootfs + guest).c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) return guest;
   }
