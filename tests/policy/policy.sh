@@ -16,7 +16,8 @@
 # caller's cwd when it can see it (else the workspace, else /), with the caller's HOME and
 # PATH, and argv[0] is looked up in that PATH. Exits 0 iff every check held.
 #
-# The test's files live under the working directory (CTest's: the build tree), which the
+# The test's files live under the working directory (CTest's: the build tree; below
+# /var/lib/sentry-tests when that is under /tmp or /var/tmp), which the
 # guest sees read-only; in /tmp and /var/tmp the guest's writes would not reach them.
 set -u
 if [ $# -ne 2 ]; then
@@ -25,7 +26,12 @@ if [ $# -ne 2 ]; then
 fi
 sentry_run=$1
 platform=$2
-base=$(mktemp -d "$PWD/sentry-policy-XXXXXX") || exit 2
+# Not under /tmp or /var/tmp (a build tree in a clone there): the guest may write those.
+parent=$PWD
+case "$parent/" in
+  /tmp/* | /var/tmp/*) parent=/var/lib/sentry-tests && mkdir -p "$parent" || exit 2 ;;
+esac
+base=$(mktemp -d "$parent/sentry-policy-XXXXXX") || exit 2
 probe=/etc/sentry-policy-probe-$$
 marker=/tmp/sentry-policy-marker-$$
 run_marker=/run/sentry-policy-marker-$$
