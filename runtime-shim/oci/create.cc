@@ -228,7 +228,7 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   return pid;
 }
 
-pid_t g_run_child = 0;
+pid_t g_waited_child = 0;
 
 }  // namespace
 
@@ -328,6 +328,20 @@ std::vector<std::string> SearchPath(const std::vector<std::string>& env) {
   return dirs;
 }
 
+int WaitForwardingSignals(pid_t child) {
+  g_waited_child = child;
+  struct sigaction sa {};
+  sa.sa_handler = [](int sig) { kill(g_waited_child, sig); };
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH}) {
+    sigaction(sig, &sa, nullptr);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
 absl::Status WritePidFile(const std::string& path, pid_t pid) {
   std::string tmp = path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -369,17 +383,7 @@ absl::Status Run(const Globals& g, const CreateFlags& f, int* exit_code) {
   }
   if (f.detach) return absl::OkStatus();
   // The sandbox is in its own session: pass on what a terminal or a supervisor sends us.
-  g_run_child = pid;
-  struct sigaction sa {};
-  sa.sa_handler = [](int sig) { kill(g_run_child, sig); };
-  sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH}) {
-    sigaction(sig, &sa, nullptr);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  *exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  *exit_code = WaitForwardingSignals(pid);
   if (!f.keep) return Delete(g, f.id, true);
   return absl::OkStatus();
 }

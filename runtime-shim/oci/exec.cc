@@ -177,8 +177,6 @@ int g_signal_pipe = -1;  // the proxy's: signal numbers from its handler
   }
 }
 
-pid_t g_proxy = 0;
-
 // Sends `op` (pause, resume) to the container's Sentry.
 absl::Status Request(const std::string& dir, const std::string& op) {
   SENTRY_ASSIGN_OR_RETURN(int sock, ConnectControl(dir));
@@ -249,17 +247,7 @@ absl::Status Exec(const Globals& g, const ExecFlags& f, int* exit_code) {
                   std::to_string(pid));
   if (!f.pid_file.empty()) SENTRY_RETURN_IF_ERROR(WritePidFile(f.pid_file, pid));
   if (f.detach) return absl::OkStatus();
-  g_proxy = pid;
-  struct sigaction sa {};
-  sa.sa_handler = [](int sig) { kill(g_proxy, sig); };
-  sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH}) {
-    sigaction(sig, &sa, nullptr);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  *exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  *exit_code = WaitForwardingSignals(pid);
   return absl::OkStatus();
 }
 

@@ -97,6 +97,9 @@ absl::Status Install(const std::string& config, const std::string& runtime,
 // sends it: SCM_RIGHTS, with the pty's name as the data) to whoever shows it (containerd's
 // shim, podman's conmon), sized `rows` x `cols` if both are given; returns the slave.
 absl::StatusOr<int> SendConsole(const std::string& socket_path, int rows, int cols);
+// Waits for the child `child`, passing on the signals a terminal or a supervisor sends us
+// (HUP, INT, QUIT, TERM, USR1, USR2, WINCH); returns its status as a shell reports it.
+int WaitForwardingSignals(pid_t child);
 // Everything `fd` gives until end of file.
 std::string ReadAll(int fd);
 // The absolute directories of the PATH in `env` (KEY=VALUE strings), or the default PATH's,
