@@ -219,7 +219,13 @@ std::string FirstVisibleDir(vfs::Vfs& v, const std::vector<std::string>& dirs) {
 class SignalForwarder {
  public:
   // With `terminal`, SIGWINCH is left to the terminal relay, which passes the new size on.
-  SignalForwarder(kernel::Kernel& k, bool terminal) : k_(k), terminal_(terminal) {
+  // With `all`, every signal a container's init may want (kill of an OCI container); else
+  // only those that ask a command to end or that it may catch (sentry-run): stop signals
+  // still stop sentry-run itself, as for any program run from a shell.
+  SignalForwarder(kernel::Kernel& k, bool terminal, bool all)
+      : k_(k),
+        terminal_(terminal),
+        signals_(all ? std::span<const int>(kAll) : std::span<const int>(kEnding)) {
     if (pipe2(pipe_, O_CLOEXEC) != 0) return;
     write_fd_ = pipe_[1];
     thread_ = std::thread([this] { Loop(); });
@@ -232,13 +238,13 @@ class SignalForwarder {
     };
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    for (int sig : kForwarded) {
+    for (int sig : signals_) {
       if (!(terminal_ && sig == SIGWINCH)) sigaction(sig, &sa, nullptr);
     }
   }
   ~SignalForwarder() {
     if (!thread_.joinable()) return;
-    for (int sig : kForwarded) {
+    for (int sig : signals_) {
       if (!(terminal_ && sig == SIGWINCH)) signal(sig, SIG_DFL);
     }
     unsigned char stop = 0;
@@ -251,19 +257,22 @@ class SignalForwarder {
  private:
   // Not SIGPIPE (the Sentry's own writes to closed pipes raise it), SIGCHLD or the
   // real-time signals (the platforms use them).
-  static constexpr int kForwarded[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM,
-                                       SIGALRM, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGWINCH};
+  static constexpr int kAll[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM,
+                                 SIGALRM, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGWINCH};
+  static constexpr int kEnding[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM};
   void Loop() {
     unsigned char sig;
     while (read(pipe_[0], &sig, 1) == 1 && sig != 0) {
       abi::SigInfo info{};
       info.signo = sig;
+      int target = k_.main_tgid();
       absl::MutexLock l(&k_.mu());
-      if (kernel::ThreadGroup* tg = k_.GroupByTgid(1)) k_.SendGroupSignal(*tg, info);
+      if (kernel::ThreadGroup* tg = k_.GroupByTgid(target)) k_.SendGroupSignal(*tg, info);
     }
   }
   kernel::Kernel& k_;
   bool terminal_;
+  std::span<const int> signals_;
   int pipe_[2] = {-1, -1};
   static inline int write_fd_ = -1;  // for the handler
   std::thread thread_;
@@ -433,8 +442,12 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     if (fl < 0) fl = O_RDWR;
     so.stdio.push_back(vfs::NewHostStreamFile(hfd, fl & (O_ACCMODE | O_APPEND), names[i]));
   }
-  // init is PID 1, the leader of its own session and process group.
-  if (terminal) terminal->AttachSession(1, 1);
+  // The program (init, or with sentry_init PID 1's child) leads its own session and process
+  // group; the terminal is that session's.
+  so.sentry_init = opts.sentry_init;
+  if (terminal) {
+    so.before_start = [t = terminal.get()](int pid) { t->AttachSession(pid, pid); };
+  }
   signal(SIGPIPE, SIG_IGN);
   absl::StatusOr<int> status = absl::UnknownError("the guest did not start");
   absl::Status held = opts.before_start ? opts.before_start() : absl::OkStatus();
@@ -442,7 +455,9 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     status = held;
   } else {
     std::optional<SignalForwarder> forwarder;
-    if (opts.forward_signals) forwarder.emplace(k, terminal != nullptr);
+    if (opts.forward_signals || opts.sentry_init) {
+      forwarder.emplace(k, terminal != nullptr, opts.forward_signals);
+    }
     std::shared_ptr<void> attached;
     if (opts.attach) attached = opts.attach(k);
     // Last step before the guest's first instruction: every thread, host fd and stub the

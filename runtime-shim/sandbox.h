@@ -113,6 +113,11 @@ struct SandboxOptions {
   // (SIGTERM, SIGINT, SIGHUP, SIGUSR1, ...) are sent on to the guest init, as `kill` of an
   // OCI container expects. SIGKILL still ends the whole sandbox.
   bool forward_signals = false;
+  // PID 1 is an init kept by the Sentry, and the program runs as its child (PID 2): orphans
+  // are reaped, `kill -9 $$` works as on a host, the sandbox ends when the program exits,
+  // and SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 sent to this host process go
+  // to the program (sentry-run). False: the program is PID 1 (an OCI container's process).
+  bool sentry_init = false;
   // If set, receives the guest init's wait status (RunSandbox's result cannot tell `exit 137`
   // from death by SIGKILL).
   int* wait_status = nullptr;

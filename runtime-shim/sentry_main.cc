@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
       }
     }
     for (; i < argc; i++) opts.argv.push_back(argv[i]);
+    opts.sentry_init = true;
     auto r = sentry::shim::RunSandbox(opts);
     if (!r.ok()) {
       fprintf(stderr, "sentry: %s\n", std::string(r.status().message()).c_str());

@@ -248,6 +248,7 @@ int main(int argc, char** argv) {
     Usage(stderr);
     return 2;
   }
+  opts.sentry_init = true;
   auto r = sentry::shim::RunSandbox(opts);
   if (!r.ok()) {
     fprintf(stderr, "sentry-run: %s\n", std::string(r.status().message()).c_str());

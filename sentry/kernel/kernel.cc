@@ -171,9 +171,62 @@ absl::Status Kernel::StartProcess(std::shared_ptr<Task> task, const StartOptions
   return absl::OkStatus();
 }
 
+void Kernel::MakeSentryInit(const StartOptions& opts) {
+  auto tg = std::make_shared<ThreadGroup>();
+  absl::MutexLock l(&mu_);
+  int pid = AllocPid();
+  // Its one task never runs: like a kernel thread, it has no address space and its
+  // /proc/1/cmdline is empty; the task stands for PID 1 in /proc and in the tables.
+  auto task = std::make_shared<Task>(*this, pid);
+  tg->tgid = tg->pgid = tg->sid = pid;
+  tg->leader = task.get();
+  tg->tasks.push_back(task.get());
+  tg->sentry_init = true;
+  tg->handlers = std::make_shared<SignalHandlers>();
+  tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : getuid(),
+                                   opts.gid >= 0 ? opts.gid : getgid());
+  for (int r = 0; r < abi::kNumRlimits; r++) {
+    struct rlimit rl;
+    getrlimit(r, &rl);
+    tg->rlimits[r] = {rl.rlim_cur, rl.rlim_max};
+  }
+  tg->rlimits[RLIMIT_NOFILE] = opts.nofile;
+  task->sched_ = InitialSchedState();
+  task->tg_ = tg;
+  task->set_comm("sentry-init");
+  task->fds_ = std::make_shared<vfs::FdTable>();
+  vfs::Path root = vfs_->Root();
+  task->fs_ = std::make_shared<FsContext>(root, root);
+  groups_[pid] = tg;
+  Register(task);
+}
+
+void Kernel::SentryInitChildExited(ThreadGroup& child) {
+  ThreadGroup* init = child.parent;
+  if (child.tgid == main_tgid_ && !init->exiting) {
+    init_status_ = child.exit_status;
+    // As when a PID namespace's init dies: everything else is killed.
+    init->exiting = true;
+    for (auto& [tgid, g] : groups_) {
+      if (g.get() != init && g.get() != &child) GroupExit(*g, SignalStatus(SIGKILL, false));
+    }
+  }
+  Reap(child);
+}
+
 absl::StatusOr<int> Kernel::Run(StartOptions opts) {
+  if (opts.sentry_init) MakeSentryInit(opts);
   auto init = NewProcess(opts);
   if (!init.ok()) return init.status();
+  if (opts.sentry_init) {
+    absl::MutexLock l(&mu_);
+    ThreadGroup& main = (*init)->tg();
+    ThreadGroup* sentry_init = GroupByTgid(1);
+    main.parent = sentry_init;
+    sentry_init->children.push_back((*init)->tg_ref());
+    main_tgid_ = main.tgid;
+  }
+  if (opts.before_start) opts.before_start((*init)->tid());
   absl::Status started = StartProcess(std::move(*init), opts);
   absl::MutexLock l(&threads_mu_);
   threads_mu_.Await(absl::Condition(+[](int* n) { return *n == 0; }, &live_threads_));
@@ -207,7 +260,9 @@ void Kernel::Freeze() {
   auto all_parked = +[](Kernel* k) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     for (auto& [tid, t] : k->tasks_) {
       ThreadGroup& tg = *t->tg_;
-      if (!t->frozen_ && !t->group_stopped_ && !tg.exiting && !tg.zombie) return false;
+      if (!t->frozen_ && !t->group_stopped_ && !tg.exiting && !tg.zombie && !tg.sentry_init) {
+        return false;
+      }
     }
     return true;
   };

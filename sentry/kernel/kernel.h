@@ -135,6 +135,10 @@ class ThreadGroup {
   bool stop_to_report = false;      // for WUNTRACED
   bool continue_to_report = false;  // for WCONTINUED
   bool subreaper = false;
+  // PID 1 kept by the Sentry itself (StartOptions::sentry_init): it has no thread and runs
+  // no guest code; it reaps whatever it inherits at once and ends the sandbox when the
+  // command it started (Kernel::main_tgid) exits.
+  bool sentry_init = false;
   // For a process no guest process is the parent of (Kernel::Spawn): called with the wait
   // status when it exits, under Kernel::mu_; it must not block.
   std::function<void(int)> on_exit;
@@ -375,12 +379,23 @@ class Kernel {
     std::vector<sock_filter> seccomp_filter;
     // Spawn only: called with the wait status when the process exits (ThreadGroup::on_exit).
     std::function<void(int)> on_exit;
-    // Spawn only: called with the new process's PID before it runs (e.g. to give its session
-    // a controlling terminal).
+    // Called with the new process's PID before it runs (e.g. to give its session a
+    // controlling terminal).
     std::function<void(int)> before_start;
+    // Run only: PID 1 is an init kept by the Sentry (as `docker run --init`, bwrap or a
+    // shell's session would have it) and the program runs as PID 2, its child, so that
+    // `kill -9 $$` kills it as on a host, and orphans are reaped. Otherwise the program is
+    // PID 1 itself, with init's protections (an OCI container's process).
+    bool sentry_init = false;
   };
-  // Starts init (PID 1), waits until every task has exited, returns init's wait status.
+  // Starts init (PID 1), waits until every task has exited, returns the wait status of init
+  // or, with StartOptions::sentry_init, of the program.
   absl::StatusOr<int> Run(StartOptions opts);
+  // The process that signals from the host are passed to (the program Run started).
+  int main_tgid() {
+    absl::MutexLock l(&mu_);
+    return main_tgid_;
+  }
   // Starts one more process in the running sandbox, as `runc exec` does in a container: a
   // leader of its own session whose parent is outside the sandbox (getppid() is 0), so that
   // no guest process waits for it; opts.on_exit hears of its end. Returns its PID once it has
@@ -482,10 +497,16 @@ class Kernel {
   std::map<int, std::shared_ptr<Task>> tasks_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::shared_ptr<ThreadGroup>> groups_ ABSL_GUARDED_BY(mu_);
   int init_status_ ABSL_GUARDED_BY(mu_) = 0;
+  int main_tgid_ ABSL_GUARDED_BY(mu_) = 1;
   bool frozen_ ABSL_GUARDED_BY(mu_) = false;
 
   // Run and Spawn: a process made but not started, then started.
   absl::StatusOr<std::shared_ptr<Task>> NewProcess(StartOptions& opts);
+  // Run with StartOptions::sentry_init: makes PID 1, the Sentry's init, with no thread.
+  void MakeSentryInit(const StartOptions& opts);
+  // A child of the Sentry's init has exited (under mu_): reaped at once; the program's exit
+  // ends the sandbox, as the death of a PID namespace's init does.
+  void SentryInitChildExited(ThreadGroup& child) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StartProcess(std::shared_ptr<Task> task, const StartOptions& opts);
 
   absl::Mutex threads_mu_;

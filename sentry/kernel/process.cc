@@ -105,7 +105,11 @@ void Kernel::TaskExited(Task& t) {
     }
     c->parent = reaper;
     reaper->children.push_back(c);
-    if (c->zombie) reaper->child_events.Notify();
+    if (c->zombie && reaper->sentry_init) {
+      SentryInitChildExited(*c);
+    } else if (c->zombie) {
+      reaper->child_events.Notify();
+    }
   }
 
   ThreadGroup* parent = tg.parent;
@@ -116,6 +120,10 @@ void Kernel::TaskExited(Task& t) {
   if (parent == nullptr) {
     if (tg.on_exit) std::exchange(tg.on_exit, nullptr)(status);
     if (!is_init) groups_.erase(tg.tgid);  // `tg` was notified above, as a zombie
+    return;
+  }
+  if (parent->sentry_init) {
+    SentryInitChildExited(tg);  // may destroy `tg`
     return;
   }
   const abi::KSigAction& act = parent->handlers->actions[SIGCHLD - 1];

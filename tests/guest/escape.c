@@ -12,13 +12,15 @@
 //   (a) the secret, its directory, `../` walks to it from exposed directories (by path, by openat
 //       on a directory fd, and relative to the cwd) and the symlinks fail with ENOENT;
 //   (c) kill/tkill/tgkill/pidfd_open on HOST_PID and kill on its process group fail (ESRCH);
-//   (b) a child's kill(1, SIGKILL) does not kill us (we are PID 1: Linux drops signals with a
-//       default action that a process of our namespace sends to its init), and a child's
+//   (b) a child's kill(1, SIGKILL) does not end the sandbox (Linux drops signals with a default
+//       action that a process of a namespace sends to its init: us, or under sentry-run the
+//       Sentry's init whose death would end us), and a child's
 //       kill(-1, SIGTERM) kills a guest sibling but not us. The wrapper checks that host init and
 //       HOST_PID survived.
 //
 // Natively this program WOULD escape (and kill(-1, SIGTERM) as root would hit every process on
-// the host), so it refuses to run unless it is PID 1, i.e. the init of its own PID namespace;
+// the host), so it refuses to run unless it is PID 1, i.e. the init of its own PID namespace, or
+// the child of the Sentry's init (its /proc/1/comm is "sentry-init");
 // there kill(-1) cannot leave the namespace. That makes it safe to try by hand with
 // `unshare --pid --fork --mount ...` too.
 #define _GNU_SOURCE
@@ -192,12 +194,16 @@ static void CheckHostPid(pid_t host) {
 
 // (b): signals to "everyone" and to PID 1 stay inside the sandbox.
 static void CheckKillInit(void) {
+  // kill(-1) spares only PID 1 and the sender: unless we are PID 1 ourselves (the child of
+  // the Sentry's init, under sentry-run), SIGTERM must not end us.
+  if (getpid() != 1) signal(SIGTERM, SIG_IGN);
   pid_t victim = fork();
   if (victim < 0) {
     Fail("fork victim", errno);
     return;
   }
   if (victim == 0) {
+    signal(SIGTERM, SIG_DFL);
     for (;;) pause();  // until kill(-1, SIGTERM) below
   }
   int pipefd[2];
@@ -232,8 +238,8 @@ static void CheckKillInit(void) {
       got != (ssize_t)sizeof(results)) {
     Fail("the killer child reports its results and exits 0", -1);
   }
-  // Still running here, so the child's kill(1, SIGKILL) did not kill us.
-  Pass("PID 1 survived kill(1, SIGKILL) from its child");
+  // Still running here, so the child's kill(1, SIGKILL) did not end the PID namespace.
+  Pass("PID 1 survived kill(1, SIGKILL) from a guest process");
   if (results[0] != 0) Fail("kill(1, SIGKILL) from a child returns 0", results[1]);
   if (results[2] != 0) Fail("kill(-1, SIGTERM) from a child returns 0", results[3]);
 
@@ -246,15 +252,29 @@ static void CheckKillInit(void) {
   }
 }
 
+// True in a sandbox of our own: this process is PID 1 of its PID namespace (an OCI
+// container's process), or the child of the Sentry's own init (sentry-run's command).
+static int InOwnSandbox(void) {
+  if (getpid() == 1) return 1;
+  if (getppid() != 1) return 0;
+  char comm[32] = {0};
+  FILE* f = fopen("/proc/1/comm", "r");
+  if (f == NULL) return 0;
+  int ok = fgets(comm, sizeof comm, f) != NULL && strcmp(comm, "sentry-init\n") == 0;
+  fclose(f);
+  return ok;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 3) {
     fprintf(stderr, "usage: %s SECRET_FILE HOST_PID [PATH_THAT_MUST_NOT_RESOLVE...]\n", argv[0]);
     return 2;
   }
-  if (getpid() != 1) {
+  if (!InOwnSandbox()) {
     fprintf(stderr,
-            "escape: refusing to run: I am pid %d, not PID 1 of my own PID namespace; natively "
+            "escape: refusing to run: I am pid %d, neither PID 1 of my own PID namespace nor "
+            "the child of the Sentry's init; natively "
             "this program escapes by design and kill(-1, SIGTERM) would hit the whole host\n",
             (int)getpid());
     return 2;
