@@ -216,6 +216,7 @@ std::optional<std::string> EgressPolicy::Denied(const InetAddr& dst) {
 
 void EgressPolicy::ReportDenied(const char* what, const InetAddr& dst, const std::string& why) {
   std::string key = absl::StrCat(what, " ", dst.ToString());
+  if (observer) observer(what, dst.ToString(), why);
   {
     absl::MutexLock l(&mu_);
     if (!reported_.insert(key).second) return;

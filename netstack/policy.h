@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -57,8 +58,12 @@ class EgressPolicy {
   void NoteResolved(const std::string& name, const InetAddr& addr);
   // Whether a connection or datagram to `dst` may go out; if not, why (for the message).
   std::optional<std::string> Denied(const InetAddr& dst);
-  // Prints the denial line on stderr, once per destination and kind.
+  // Prints the denial line on stderr, once per destination and kind, and tells the observer
+  // (every time).
   void ReportDenied(const char* what, const InetAddr& dst, const std::string& why);
+  // Called on each denial, from the denied task's thread (the audit trail); set before use.
+  std::function<void(const char* what, const std::string& dst, const std::string& why)>
+      observer;
 
  private:
   const std::vector<NetRule> allow_;

@@ -25,6 +25,7 @@
 #include "sentry/kernel/kernel.h"
 #include "sentry/kernel/procfs.h"
 #include "sentry/kernel/sysfs.h"
+#include "syscalls/audit.h"
 #include "syscalls/dispatch.h"
 #include "vfs/devfs.h"
 #include "vfs/gofer_fs.h"
@@ -392,6 +393,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     k.hostname = opts.hostname;
   }
   k.set_dispatch(&syscalls::Dispatch);
+  bool auditing = opts.audit_fd >= 0 || opts.audit_summary;
+  if (auditing) {
+    syscalls::audit::Start(k, opts.audit_fd, opts.audit_summary);
+    if (netstack::EgressPolicy* p = k.net().policy()) p->observer = &syscalls::audit::NetDenied;
+  }
   if (opts.max_tasks > 0) k.set_max_tasks(opts.max_tasks);
   kernel::Kernel::StartOptions so;
   // As Linux's nr_open bounds it.
@@ -442,12 +448,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     if (fl < 0) fl = O_RDWR;
     so.stdio.push_back(vfs::NewHostStreamFile(hfd, fl & (O_ACCMODE | O_APPEND), names[i]));
   }
-  // The program (init, or with sentry_init PID 1's child) leads its own session and process
-  // group; the terminal is that session's.
+  // The terminal belongs to init's session (PID 1's, which the program shares with the
+  // Sentry's init), with that process group in the foreground.
   so.sentry_init = opts.sentry_init;
-  if (terminal) {
-    so.before_start = [t = terminal.get()](int pid) { t->AttachSession(pid, pid); };
-  }
+  if (terminal) terminal->AttachSession(1, 1);
   signal(SIGPIPE, SIG_IGN);
   absl::StatusOr<int> status = absl::UnknownError("the guest did not start");
   absl::Status held = opts.before_start ? opts.before_start() : absl::OkStatus();
@@ -470,6 +474,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     status = confined.ok() ? k.Run(so) : absl::StatusOr<int>(confined);
   }
   if (terminal) terminal->Finish();
+  if (auditing) syscalls::audit::Finish();
   bool gofer_died = client->dead();
   // Files still cached by the kernel release their handles after this point: not a death.
   client->set_on_death(nullptr);

@@ -118,6 +118,10 @@ struct SandboxOptions {
   // and SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 sent to this host process go
   // to the program (sentry-run). False: the program is PID 1 (an OCI container's process).
   bool sentry_init = false;
+  // The audit trail (syscalls/audit.h): JSON lines to this host fd (taken over), -1: none.
+  int audit_fd = -1;
+  // A short account of the trail on stderr at the end (sentry-run --audit-summary).
+  bool audit_summary = false;
   // If set, receives the guest init's wait status (RunSandbox's result cannot tell `exit 137`
   // from death by SIGKILL).
   int* wait_status = nullptr;

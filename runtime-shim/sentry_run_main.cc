@@ -1,6 +1,8 @@
 // sentry-run [--policy FILE] [--print-policy] [--fs=readonly|scratch] [--platform=seccomp|ptrace]
 //            [--strace] [--env K=V]... [--submounts=auto|none] [--net=none|host]
 //            [--allow-net=RULE]... [--deny-net=RULE]... [--tty=auto|never] -- PROGRAM ARGS...
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -26,7 +28,8 @@ void Usage(FILE* out) {
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
       "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
-      "                  [--tty=auto|never] [--unsafe-no-confinement] -- PROGRAM [ARGS...]\n"
+      "                  [--tty=auto|never] [--audit FILE|-|fd:N] [--audit-summary]\n"
+      "                  [--unsafe-no-confinement] -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /). --fs=readonly (the default): it\n"
       "is read-only, writes there fail with EROFS, except in the binds, /dev and the scratch\n"
       "directories: /tmp and /var/tmp (the host's files under an in-memory layer), /run and\n"
@@ -61,6 +64,10 @@ void Usage(FILE* out) {
       "own (a pty of the sandbox, its controlling terminal, with job control, ^C and window\n"
       "size) relayed to yours, which stays in raw mode until the guest exits; never: the\n"
       "guest gets your fds as they are.\n"
+      "--audit FILE (or - for stderr, fd:N for an open fd) writes what the guest does as JSON\n"
+      "lines: programs run and their ends, files created, written, deleted, renamed and\n"
+      "chmod'ed, connections, binds and listens, and every denial (docs/audit.md).\n"
+      "--audit-summary prints a short account of it on stderr at the end.\n"
       "--unsafe-no-confinement runs the Sentry without its seccomp allowlist and lets the\n"
       "gofer serve when a confinement step fails: for debugging only (docs/security.md).\n");
 }
@@ -84,6 +91,7 @@ void SetCallerDefaults(const std::string& workspace, sentry::shim::SandboxOption
 
 int main(int argc, char** argv) {
   sentry::shim::SandboxOptions opts;
+  std::string audit;  // --audit
   // Flags that set the policy, applied over the policy file once it is read.
   std::vector<std::function<void(sentry::shim::Policy&)>> cli;
   std::string policy_file;
@@ -170,6 +178,10 @@ int main(int argc, char** argv) {
         return 2;
       }
       cli.push_back([n](auto& p) { p.pids = n; });
+    } else if (a == "--audit-summary") {
+      opts.audit_summary = true;
+    } else if (const char* v = value("--audit")) {
+      audit = v;
     } else if (const char* v = value("--tty")) {
       std::string mode = v;
       if (mode != "auto" && mode != "never") {
@@ -247,6 +259,25 @@ int main(int argc, char** argv) {
     fprintf(stderr, "sentry-run: no program given\n");
     Usage(stderr);
     return 2;
+  }
+  if (!audit.empty()) {
+    // The trail's destination: stderr, an fd the caller opened, or a file (created 0600).
+    int fd = -1;
+    if (audit == "-") {
+      fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
+    } else if (audit.rfind("fd:", 0) == 0) {
+      char* end = nullptr;
+      long n = strtol(audit.c_str() + 3, &end, 10);
+      if (audit.size() > 3 && *end == '\0' && n >= 0) fd = fcntl(n, F_DUPFD_CLOEXEC, 10);
+    } else {
+      fd = open(audit.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    }
+    if (fd < 0) {
+      fprintf(stderr, "sentry-run: --audit %s: %s\n", audit.c_str(),
+              errno ? strerror(errno) : "expected FILE, - or fd:N");
+      return 2;
+    }
+    opts.audit_fd = fd;
   }
   opts.sentry_init = true;
   auto r = sentry::shim::RunSandbox(opts);

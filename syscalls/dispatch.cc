@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "sentry/base/logging.h"
+#include "syscalls/audit.h"
 #include "syscalls/table.h"
 
 namespace sentry::syscalls {
@@ -155,6 +156,9 @@ int64_t Dispatch(kernel::Task& t) {
     for (int i = 0; i < 6 && e->args[i] != Arg::kNone; i++)
       pre.push_back(FormatArg(t, e->args[i], a.a[i], i < 5 ? a.a[i + 1] : 0));
   }
+  bool auditing = audit::Enabled();
+  audit::Pre audit_pre;
+  if (auditing) audit::Before(t, nr, a, audit_pre);
   int64_t ret;
   std::optional<int64_t> filtered;
   if (t.seccomp_on_.load(std::memory_order_relaxed)) filtered = kernel::SeccompCheckSyscall(t);
@@ -172,6 +176,7 @@ int64_t Dispatch(kernel::Task& t) {
     }
   }
   CountIo(t, nr, ret);
+  if (auditing) audit::After(t, nr, a, ret, audit_pre);
   if (tracing) Strace(t, e, nr, a, ret, std::chrono::steady_clock::now() - start, pre);
   if (!t.exiting_) r.rax = static_cast<uint64_t>(ret);
   return ret;

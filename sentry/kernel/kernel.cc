@@ -223,6 +223,9 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
     ThreadGroup& main = (*init)->tg();
     ThreadGroup* sentry_init = GroupByTgid(1);
     main.parent = sentry_init;
+    // In init's session and process group, as a command a non-interactive shell runs: not a
+    // session leader (opening a terminal does not make it the controlling one; setsid works).
+    main.pgid = main.sid = sentry_init->tgid;
     sentry_init->children.push_back((*init)->tg_ref());
     main_tgid_ = main.tgid;
   }

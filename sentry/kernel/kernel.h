@@ -478,6 +478,10 @@ class Kernel {
     return init_status_;
   }
 
+  // Told of every process's end (the audit trail), with its wait status, under mu_; it must
+  // not block. Set before Run.
+  std::function<void(ThreadGroup&, int)> exit_observer;
+
   // The UTS names (uname, sethostname); guarded by mu_.
   std::string hostname = "sentry";
   std::string domainname = "(none)";

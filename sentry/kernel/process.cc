@@ -68,6 +68,7 @@ void Kernel::TaskExited(Task& t) {
   tg.zombie = true;
   tg.stopped = false;
   tg.exit_events.Notify();  // pidfds: exited (and maybe reaped below)
+  if (exit_observer) exit_observer(tg, tg.exit_status);
   ThreadGroup* init = GroupByTgid(1);
   bool is_init = init == &tg;
   if (is_init) {
