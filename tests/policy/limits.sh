@@ -118,6 +118,28 @@ else
 fi
 check "after the memory checks no process is left ($(ours) vs $before)" test "$(ours)" -eq "$before"
 
+# --- Unprivileged (nobody): no cgroup can be made; --debug says so, and the accounting and
+# the timeout still hold.
+nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && $nobody test -x "$sentry_run"; then
+  out=$(cd / && timeout -s KILL 60 $nobody "$sentry_run" --platform="$platform" --tty=never \
+    --debug --memory 64m -- $py -c '
+import mmap
+try:
+    mmap.mmap(-1, 512 << 20, flags=mmap.MAP_PRIVATE)
+except OSError as e:
+    print("errno", e.errno)' 2>&1)
+  check "as nobody, --debug: no host memory cgroup, and why" has "$out" \
+    "^sentry-run: no host memory cgroup (.*): the memory limit rests on the Sentry's accounting alone$"
+  check "as nobody, --memory 64m: a 512 MiB private mmap fails with ENOMEM" has "$out" "^errno 12$"
+  out=$(cd / && timeout -s KILL 60 $nobody "$sentry_run" --platform="$platform" --tty=never \
+    --timeout 1s -- /bin/sleep 30 2>&1)
+  status=$?
+  check "as nobody, --timeout 1s: exit status 124 (got $status)" test "$status" -eq 124
+else
+  echo "skip: not root, or no setpriv: the unprivileged checks are not run"
+fi
+
 # --- --open-files: RLIMIT_NOFILE, EMFILE.
 run --open-files 64 -- /bin/sh -c 'echo "$(ulimit -Sn) $(ulimit -Hn)"'
 check "--open-files 64: the guest's RLIMIT_NOFILE is 64 64 ($out)" test "$out" = "64 64"
