@@ -1,6 +1,7 @@
 #include "runtime-shim/supervisor.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -74,8 +75,12 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
   bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tty) == 0;
   sigset_t watched = WatchedSignals(), old_mask;
   sigprocmask(SIG_BLOCK, &watched, &old_mask);
+  pid_t parent = getpid();
   pid_t child = fork();
   if (child == 0) {
+    // Without its watcher the sandbox would outlive its timeout: it goes with it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(137);
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     (void)group.release();  // the parent owns the cgroup; the child only lives in it
     return std::nullopt;
