@@ -16,7 +16,7 @@ if [ $# -ne 2 ]; then
   echo "usage: $0 SENTRY_RUN PLATFORM" >&2
   exit 2
 fi
-sentry_run=$1
+sentry_run=$(readlink -f "$1")  # absolute: some checks run from /
 platform=$2
 bindir=$(dirname "$(readlink -f "$sentry_run")")
 py=/usr/bin/python3
