@@ -50,27 +50,62 @@ sigset_t WatchedSignals() {
   return set;
 }
 
-}  // namespace
-
-std::optional<int> Supervise(const SuperviseOptions& opts) {
-  std::unique_ptr<MemoryCgroup> group;
-  if (opts.memory_bytes != 0) {
-    auto made = MemoryCgroup::Create(opts.memory_bytes + kHostHeadroom);
-    absl::Status joined = made.ok() ? (*made)->Join(0) : made.status();
-    if (joined.ok()) {
-      group = std::move(*made);
-      if (opts.debug) {
-        fprintf(stderr, "sentry-run: host memory cgroup %s, limit %s (the guest's %s + %s)\n",
-                group->path().c_str(), FormatSize(opts.memory_bytes + kHostHeadroom).c_str(),
-                FormatSize(opts.memory_bytes).c_str(), FormatSize(kHostHeadroom).c_str());
-      }
-    } else if (opts.debug) {
+// The host memory cgroup for `opts`, with this process in it (so that what it forks is too);
+// null if there is no memory limit or no group could be made (--debug says why).
+std::unique_ptr<MemoryCgroup> JoinNewGroup(const SuperviseOptions& opts) {
+  if (opts.memory_bytes == 0) return nullptr;
+  auto made = MemoryCgroup::Create(opts.memory_bytes + kHostHeadroom);
+  absl::Status joined = made.ok() ? (*made)->Join(0) : made.status();
+  if (!joined.ok()) {
+    if (opts.debug) {
       fprintf(stderr,
               "sentry-run: no host memory cgroup (%s): the memory limit rests on the Sentry's "
               "accounting alone\n",
               std::string(joined.message()).c_str());
     }
+    return nullptr;
   }
+  if (opts.debug) {
+    fprintf(stderr, "sentry-run: host memory cgroup %s, limit %s (the guest's %s + %s)\n",
+            (*made)->path().c_str(), FormatSize(opts.memory_bytes + kHostHeadroom).c_str(),
+            FormatSize(opts.memory_bytes).c_str(), FormatSize(kHostHeadroom).c_str());
+  }
+  return std::move(*made);
+}
+
+enum class Ended { kByItself, kTimeout, kMemory };
+
+// Waits for `child` (its wait status in `status`), passing the watched signals on, until it
+// exits, or the deadline passes, or the host OOM-kills in `group`: then kills the sandbox.
+Ended Watch(pid_t child, const sigset_t& watched, int64_t deadline, MemoryCgroup* group,
+            int& status) {
+  Ended ended = Ended::kByItself;
+  while (waitpid(child, &status, WNOHANG) != child) {
+    if (group != nullptr && group->OomKills() > 0) ended = Ended::kMemory;
+    if (deadline != 0 && NowMs() >= deadline) ended = Ended::kTimeout;
+    if (ended != Ended::kByItself) {
+      // The stubs and the gofer die with the Sentry; the cgroup catches anything else.
+      kill(child, SIGKILL);
+      if (group != nullptr) group->KillAll();
+      waitpid(child, &status, 0);
+      return ended;
+    }
+    struct timespec wait = {0, 50 * 1000000};
+    siginfo_t info;
+    int sig = sigtimedwait(&watched, &info, &wait);
+    // A terminal's ^C or ^\ reaches the child's process group already; other senders'
+    // signals are passed on.
+    bool from_tty = (sig == SIGINT || sig == SIGQUIT) && info.si_code == SI_KERNEL;
+    if (sig > 0 && sig != SIGCHLD && !from_tty) kill(child, sig);
+  }
+  // An OOM kill of a stub ends its guest process; the sandbox reports it as the limit's.
+  return group != nullptr && group->OomKills() > 0 ? Ended::kMemory : Ended::kByItself;
+}
+
+}  // namespace
+
+std::optional<int> Supervise(const SuperviseOptions& opts) {
+  std::unique_ptr<MemoryCgroup> group = JoinNewGroup(opts);
   struct termios saved_tty;
   bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tty) == 0;
   sigset_t watched = WatchedSignals(), old_mask;
@@ -85,49 +120,26 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
     (void)group.release();  // the parent owns the cgroup; the child only lives in it
     return std::nullopt;
   }
+  if (group) (void)group->Leave(0);  // the parent stays outside, to clean up after the child
   if (child < 0) {
     perror("sentry-run: fork");
     return 126;
   }
-  if (group) (void)group->Leave(0);  // the parent stays outside, to clean up after the child
   int64_t deadline = opts.timeout_ms > 0 ? NowMs() + opts.timeout_ms : 0;
-  enum class Ended { kNo, kTimeout, kMemory } ended = Ended::kNo;
   int status = 0;
-  for (;;) {
-    if (waitpid(child, &status, WNOHANG) == child) break;
-    if (ended == Ended::kNo && group && group->OomKills() > 0) ended = Ended::kMemory;
-    if (ended == Ended::kNo && deadline != 0 && NowMs() >= deadline) ended = Ended::kTimeout;
-    if (ended != Ended::kNo) {
-      // The stubs and the gofer die with the Sentry; the cgroup catches anything else.
-      kill(child, SIGKILL);
-      if (group) group->KillAll();
-      waitpid(child, &status, 0);
-      break;
-    }
-    struct timespec wait = {0, 50 * 1000000};
-    siginfo_t info;
-    int sig = sigtimedwait(&watched, &info, &wait);
-    // A terminal's ^C or ^\ reaches the child's process group already; other senders'
-    // signals are passed on.
-    bool from_tty = (sig == SIGINT || sig == SIGQUIT) && info.si_code == SI_KERNEL;
-    if (sig > 0 && sig != SIGCHLD && !from_tty) kill(child, sig);
-  }
-  if (ended == Ended::kNo && group && group->OomKills() > 0) ended = Ended::kMemory;
+  Ended ended = Watch(child, watched, deadline, group.get(), status);
   group.reset();  // kills what is left, removes the cgroup
   // The watched signals stay blocked: this process only reports and exits now.
-  switch (ended) {
-    case Ended::kTimeout:
-      if (tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);  // the relay had it raw
-      fprintf(stderr, "sentry-run: timeout %s reached; killed\n",
-              FormatDuration(opts.timeout_ms).c_str());
-      return kTimeoutStatus;
-    case Ended::kMemory:
-      if (tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
-      fprintf(stderr, "sentry-run: memory limit %s reached; killed\n",
-              FormatSize(opts.memory_bytes).c_str());
-      return kMemoryStatus;
-    case Ended::kNo:
-      break;
+  if (ended != Ended::kByItself && tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
+  if (ended == Ended::kTimeout) {
+    fprintf(stderr, "sentry-run: timeout %s reached; killed\n",
+            FormatDuration(opts.timeout_ms).c_str());
+    return kTimeoutStatus;
+  }
+  if (ended == Ended::kMemory) {
+    fprintf(stderr, "sentry-run: memory limit %s reached; killed\n",
+            FormatSize(opts.memory_bytes).c_str());
+    return kMemoryStatus;
   }
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }

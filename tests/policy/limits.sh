@@ -57,6 +57,14 @@ check "--timeout 2s: exit status 124 (got $status)" test "$status" -eq 124
 check "--timeout 2s: the message ($out)" test "$out" = "sentry-run: timeout 2s reached; killed"
 run --timeout 30s -- /bin/sh -c 'exit 3'
 check "--timeout 30s: a guest that ends first keeps its status (got $status)" test "$status" -eq 3
+"$sentry_run" --platform="$platform" --tty=never --timeout 30s -- /bin/sleep 20 >/dev/null 2>&1 &
+watcher=$!
+sleep 1
+kill -TERM "$watcher"
+wait "$watcher"
+status=$?
+check "--timeout: a SIGTERM to sentry-run is passed on and ends the sandbox ($status, 143)" \
+  test "$status" -eq 143
 echo '{"limits": {"timeout": 1.5}}' >"$base/timeout.json"
 run --policy "$base/timeout.json" -- /bin/sleep 30
 check "limits.timeout 1.5: exit status 124 (got $status)" test "$status" -eq 124
