@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <initializer_list>
+#include <optional>
 
 #include "netstack/policy.h"
 #include "nlohmann/json.hpp"
+#include "runtime-shim/supervisor.h"
 #include "sentry/base/status.h"
 #include "vfs/mem_inode.h"
 
@@ -159,13 +163,13 @@ class PolicyReader {
   }
 
   absl::Status Limits(const Json& lim) {
-    if (lim.is_object()) {
-      // Documented limits (docs/sentry-run.md) not enforced yet: refused, never ignored.
-      for (const char* name : {"memory", "cpus", "timeout", "cpuTime", "fileSize", "openFiles"}) {
-        if (lim.contains(name)) return Fail(Join("limits", name), "not supported yet");
-      }
+    if (lim.is_object() && lim.contains("cpus")) {
+      // Documented, not enforced yet: refused, never ignored.
+      return Fail("limits.cpus", "not supported yet");
     }
-    SENTRY_RETURN_IF_ERROR(Keys(lim, "limits", {"pids", "tmpSize"}));
+    SENTRY_RETURN_IF_ERROR(
+        Keys(lim, "limits",
+             {"pids", "tmpSize", "timeout", "memory", "openFiles", "cpuTime", "fileSize"}));
     if (lim.contains("pids")) {
       const Json& n = lim["pids"];
       if (!n.is_number_integer() || n.get<int64_t>() <= 0) {
@@ -183,6 +187,24 @@ class PolicyReader {
         return Fail("limits.tmpSize", "expected a size such as \"512m\", \"4g\" or \"25%\"");
       }
       p_.tmp_size = text;
+    }
+    struct LimitKey {
+      const char* name;
+      absl::Status (*parse)(const std::string&, Policy&);
+    };
+    static constexpr LimitKey kKeys[] = {{"timeout", ParseTimeoutLimit},
+                                         {"memory", ParseMemoryLimit},
+                                         {"openFiles", ParseOpenFilesLimit},
+                                         {"cpuTime", ParseCpuTimeLimit},
+                                         {"fileSize", ParseFileSizeLimit}};
+    for (auto [name, parse] : kKeys) {
+      if (!lim.contains(name)) continue;
+      const Json& v = lim[name];
+      // Numbers as they are written: 1.5 stays "1.5" for a timeout, 10 stays "10".
+      std::string text = v.is_string() ? v.get<std::string>() : v.is_number() ? v.dump() : "";
+      if (absl::Status s = parse(text, p_); !s.ok()) {
+        return Fail(Join("limits", name), std::string(s.message()));
+      }
     }
     return absl::OkStatus();
   }
@@ -237,6 +259,68 @@ absl::Status LoadPolicyFile(const std::string& path, Policy& policy) {
   return s;
 }
 
+namespace {
+
+bool Unlimited(const std::string& text) { return text == "none" || text == "unlimited"; }
+
+// A positive integer no greater than `max`, or nullopt.
+std::optional<int64_t> Count(const std::string& text, int64_t max) {
+  if (text.empty() || !isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  long long n = strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || n <= 0 || n > max) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+absl::Status ParseTimeoutLimit(const std::string& text, Policy& p) {
+  auto ms = Unlimited(text) ? std::optional<int64_t>(0) : ParseDuration(text);
+  if (!ms) return absl::InvalidArgumentError("expected a duration such as \"30s\", \"5m\" or 10");
+  p.timeout_ms = *ms;
+  p.timeout = *ms == 0 ? "" : text;
+  return absl::OkStatus();
+}
+
+absl::Status ParseMemoryLimit(const std::string& text, Policy& p) {
+  auto bytes = Unlimited(text) ? std::optional<uint64_t>(0) : ParseSize(text);
+  // Below a few MiB not even a shell starts: refused rather than a sandbox that cannot run.
+  if (!bytes || (*bytes != 0 && *bytes < (uint64_t{16} << 20))) {
+    return absl::InvalidArgumentError(
+        "expected a size of at least 16m, such as \"512m\" or \"2g\"");
+  }
+  p.memory = *bytes;
+  p.memory_text = *bytes == 0 ? "" : text;
+  return absl::OkStatus();
+}
+
+absl::Status ParseFileSizeLimit(const std::string& text, Policy& p) {
+  auto bytes = Unlimited(text) ? std::optional<uint64_t>(0) : ParseSize(text);
+  if (!bytes) return absl::InvalidArgumentError("expected a size such as \"100m\" or \"1g\"");
+  p.file_size = *bytes;
+  p.file_size_text = *bytes == 0 ? "" : text;
+  return absl::OkStatus();
+}
+
+absl::Status ParseOpenFilesLimit(const std::string& text, Policy& p) {
+  if (text == "inherit") {
+    p.open_files = 0;
+    return absl::OkStatus();
+  }
+  auto n = Count(text, 1 << 20);
+  if (!n) return absl::InvalidArgumentError("expected a number from 1 to 1048576");
+  p.open_files = *n;
+  return absl::OkStatus();
+}
+
+absl::Status ParseCpuTimeLimit(const std::string& text, Policy& p) {
+  auto n = Unlimited(text) ? std::optional<int64_t>(0) : Count(text, int64_t{1} << 40);
+  if (!n) return absl::InvalidArgumentError("expected a positive number of seconds");
+  p.cpu_time = *n;
+  return absl::OkStatus();
+}
+
 std::string CallerHome() {
   if (const char* home = getenv("HOME"); home != nullptr && *home != '\0') return home;
   struct passwd* pw = getpwuid(getuid());
@@ -260,6 +344,11 @@ std::string PolicyJson(const Policy& p) {
   j["network"]["deniedDomains"] = p.denied_domains;
   j["limits"]["pids"] = p.pids > 0 ? nlohmann::ordered_json(p.pids) : "auto";
   j["limits"]["tmpSize"] = p.tmp_size.empty() ? "50%" : p.tmp_size;
+  j["limits"]["timeout"] = p.timeout.empty() ? "none" : p.timeout;
+  j["limits"]["memory"] = p.memory_text.empty() ? "none" : p.memory_text;
+  j["limits"]["openFiles"] = p.open_files > 0 ? nlohmann::ordered_json(p.open_files) : "inherit";
+  j["limits"]["cpuTime"] = p.cpu_time > 0 ? nlohmann::ordered_json(p.cpu_time) : "none";
+  j["limits"]["fileSize"] = p.file_size_text.empty() ? "none" : p.file_size_text;
   j["env"]["inherit"] =
       p.inherit_all ? nlohmann::ordered_json("*") : nlohmann::ordered_json(p.inherit);
   j["env"]["set"] = nlohmann::ordered_json::object();
@@ -303,6 +392,10 @@ absl::Status ApplyPolicy(const Policy& p, SandboxOptions& opts) {
   for (const auto& r : p.denied_domains) opts.deny_net.push_back(*netstack::ParseNetRule(r, &err));
   opts.max_tasks = p.pids;
   if (!p.tmp_size.empty()) opts.tmpfs_size = *vfs::ParseTmpfsSize(p.tmp_size);
+  opts.memory_limit = p.memory;
+  opts.open_files = p.open_files;
+  opts.cpu_time = p.cpu_time;
+  opts.file_size = p.file_size;
   if (p.inherit_all) {
     for (char** e = environ; *e != nullptr; e++) opts.env.push_back(*e);
   }

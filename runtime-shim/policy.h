@@ -37,6 +37,19 @@ struct Policy {
   int64_t pids = 0;
   // limits.tmpSize (--tmpfs-size) as written: "512m", "25%", a byte count; empty: default.
   std::string tmp_size;
+  // limits.timeout (--timeout): wall-clock milliseconds, as written; 0: none.
+  int64_t timeout_ms = 0;
+  std::string timeout;
+  // limits.memory (--memory): bytes, as written; 0: none.
+  uint64_t memory = 0;
+  std::string memory_text;
+  // limits.openFiles (--open-files): the guest init's RLIMIT_NOFILE; 0: the caller's.
+  int64_t open_files = 0;
+  // limits.cpuTime (--cpu-time): the guest init's RLIMIT_CPU in seconds; 0: none.
+  int64_t cpu_time = 0;
+  // limits.fileSize (--file-size): the guest init's RLIMIT_FSIZE in bytes, as written; 0: none.
+  uint64_t file_size = 0;
+  std::string file_size_text;
   // env.inherit: names of the caller's variables passed on ("*": all of them).
   bool inherit_all = false;
   std::vector<std::string> inherit;
@@ -62,5 +75,14 @@ std::string PolicyJson(const Policy& policy);
 // Applies `policy` to `opts`: the root's mode, the allowWrite binds, the hidden files, the
 // network, the limits and the guest's environment (inherited from this process's).
 absl::Status ApplyPolicy(const Policy& policy, SandboxOptions& opts);
+
+// The limits' values as flags and keys take them, checked; an error says what was expected.
+// "none" (or "unlimited") is no limit, as --print-policy shows it.
+absl::Status ParseTimeoutLimit(const std::string& text, Policy& policy);
+absl::Status ParseMemoryLimit(const std::string& text, Policy& policy);
+absl::Status ParseFileSizeLimit(const std::string& text, Policy& policy);
+// The most open files (1 to 1048576, Linux's nr_open) and CPU seconds (positive).
+absl::Status ParseOpenFilesLimit(const std::string& text, Policy& policy);
+absl::Status ParseCpuTimeLimit(const std::string& text, Policy& policy);
 
 }  // namespace sentry::shim

@@ -19,7 +19,9 @@
 #include "gofer/client.h"
 #include "gofer/launch.h"
 #include "netstack/stack.h"
+#include "runtime-shim/confine.h"
 #include "runtime-shim/terminal.h"
+#include "sentry/base/guest_memory.h"
 #include "sentry/base/logging.h"
 #include "sentry/base/status.h"
 #include "sentry/kernel/kernel.h"
@@ -31,7 +33,6 @@
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
 #include "vfs/overlay.h"
-#include "runtime-shim/confine.h"
 #include "vfs/tty.h"
 
 namespace sentry::shim {
@@ -326,6 +327,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     SENTRY_RETURN_IF_ERROR(EnterSentryNamespaces());
   }
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
+  GuestMemory::Global().SetLimitBytes(opts.memory_limit);
   std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
   if (opts.rootfs == "/" && opts.program.empty()) {
     auto found = FindProgram(opts.argv[0], opts.default_path);
@@ -403,6 +405,16 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // As Linux's nr_open bounds it.
   so.nofile = {std::min<uint64_t>(nofile.rlim_cur, 1 << 20),
                std::min<uint64_t>(nofile.rlim_max, 1 << 20)};
+  if (opts.open_files > 0) {
+    so.nofile = {static_cast<uint64_t>(opts.open_files), static_cast<uint64_t>(opts.open_files)};
+  }
+  if (opts.cpu_time > 0) {
+    // The soft limit's SIGXCPU lets the guest finish; the hard one a second later cannot be
+    // caught (as Linux's check_process_timers).
+    uint64_t secs = static_cast<uint64_t>(opts.cpu_time);
+    so.rlimits.push_back({RLIMIT_CPU, {secs, secs + 1}});
+  }
+  if (opts.file_size > 0) so.rlimits.push_back({RLIMIT_FSIZE, {opts.file_size, opts.file_size}});
   so.path = prog;
   so.cwd = opts.cwd.empty() ? FirstVisibleDir(k.vfs(), opts.cwd_if_visible) : opts.cwd;
   so.argv = opts.argv;

@@ -84,6 +84,16 @@ struct SandboxOptions {
   // The most guest tasks (threads) at once, --pids; 0: derived from what the host gives
   // (kernel/host_limits.h).
   int64_t max_tasks = 0;
+  // The guest's memory, in bytes (sentry/base/guest_memory.h): committed private memory and
+  // in-memory file data together; past it mmap and brk fail with ENOMEM and tmpfs writes
+  // with ENOSPC. 0: no limit. (sentry-run's host memory cgroup is runtime-shim/supervisor.h.)
+  uint64_t memory_limit = 0;
+  // The guest init's RLIMIT_NOFILE (soft and hard); 0: the caller's.
+  int64_t open_files = 0;
+  // The guest init's RLIMIT_CPU in seconds: soft at N (SIGXCPU), hard at N+1 (SIGKILL); 0: none.
+  int64_t cpu_time = 0;
+  // The guest init's RLIMIT_FSIZE in bytes (soft and hard); 0: none.
+  uint64_t file_size = 0;
   // Which host mounts below the root and the binds the gofer serves (gofer/submounts.h).
   gofer::Submounts submounts = gofer::Submounts::kAuto;
   // --net=host: destinations outside the sandbox through host sockets, under the policy of

@@ -1,6 +1,8 @@
 // sentry-run [--policy FILE] [--print-policy] [--fs=readonly|scratch] [--platform=seccomp|ptrace]
 //            [--strace] [--env K=V]... [--submounts=auto|none] [--net=none|host]
-//            [--allow-net=RULE]... [--deny-net=RULE]... [--tty=auto|never] -- PROGRAM ARGS...
+//            [--allow-net=RULE]... [--deny-net=RULE]... [--tty=auto|never] [--timeout D]
+//            [--memory SIZE] [--open-files N] [--cpu-time S] [--file-size SIZE]
+//            -- PROGRAM ARGS...
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,12 +12,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "netstack/policy.h"
 #include "runtime-shim/policy.h"
 #include "runtime-shim/sandbox.h"
+#include "runtime-shim/supervisor.h"
 #include "vfs/mem_inode.h"
 
 namespace {
@@ -27,6 +31,8 @@ void Usage(FILE* out) {
       "                  [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
       "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
+      "                  [--timeout DURATION] [--memory SIZE] [--open-files N]\n"
+      "                  [--cpu-time SECONDS] [--file-size SIZE]\n"
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
       "                  [--tty=auto|never] [--audit FILE|-|fd:N] [--audit-summary]\n"
       "                  [--unsafe-no-confinement] -- PROGRAM [ARGS...]\n"
@@ -54,6 +60,13 @@ void Usage(FILE* out) {
       "(default 50%%); beyond it writes fail with ENOSPC. --pids caps the guest's tasks\n"
       "(threads) at N; by default the cap is derived from what the host gives (pids cgroup,\n"
       "threads-max, RLIMIT_NPROC).\n"
+      "Limits (docs/sentry-run.md): --timeout DURATION (30s, 5m, 1h, or seconds) kills the\n"
+      "whole sandbox when the wall clock runs out (exit status 124). --memory SIZE (512m,\n"
+      "2g) bounds the guest's memory, private mappings and in-memory files together: past\n"
+      "it mmap/brk fail with ENOMEM and tmpfs writes with ENOSPC; a host memory cgroup\n"
+      "(SIZE + 128 MiB for the Sentry) backs it, and an OOM kill there ends the sandbox\n"
+      "(exit status 137). --open-files N, --cpu-time SECONDS and --file-size SIZE set the\n"
+      "guest's RLIMIT_NOFILE, RLIMIT_CPU (SIGXCPU at N s, SIGKILL at N+1) and RLIMIT_FSIZE.\n"
       "--net=none (the default) gives the guest its own loopback only. --net=host lets it\n"
       "reach other addresses through the Sentry under an egress policy: RULE is a domain\n"
       "(example.com, *.example.com), an IP or CIDR (10.0.0.0/8, [2001:db8::/32]), optionally\n"
@@ -182,6 +195,30 @@ int main(int argc, char** argv) {
       opts.audit_summary = true;
     } else if (const char* v = value("--audit")) {
       audit = v;
+    } else if (a.rfind("--timeout", 0) == 0 || a.rfind("--memory", 0) == 0 ||
+               a.rfind("--open-files", 0) == 0 || a.rfind("--cpu-time", 0) == 0 ||
+               a.rfind("--file-size", 0) == 0) {
+      std::string flag = a.substr(0, a.find('='));
+      using Parser = absl::Status (*)(const std::string&, sentry::shim::Policy&);
+      Parser parse = flag == "--timeout"      ? sentry::shim::ParseTimeoutLimit
+                     : flag == "--memory"     ? sentry::shim::ParseMemoryLimit
+                     : flag == "--open-files" ? sentry::shim::ParseOpenFilesLimit
+                     : flag == "--cpu-time"   ? sentry::shim::ParseCpuTimeLimit
+                     : flag == "--file-size"  ? sentry::shim::ParseFileSizeLimit
+                                              : nullptr;
+      const char* v = parse != nullptr ? value(flag) : nullptr;
+      if (v == nullptr) {
+        fprintf(stderr, "sentry-run: unknown flag \"%s\" or missing value (see --help)\n",
+                a.c_str());
+        return 2;
+      }
+      sentry::shim::Policy check;
+      if (absl::Status s = parse(v, check); !s.ok()) {
+        fprintf(stderr, "sentry-run: %s \"%s\": %s\n", flag.c_str(), v,
+                std::string(s.message()).c_str());
+        return 2;
+      }
+      cli.push_back([parse, t = std::string(v)](auto& p) { (void)parse(t, p); });
     } else if (const char* v = value("--tty")) {
       std::string mode = v;
       if (mode != "auto" && mode != "never") {
@@ -280,6 +317,12 @@ int main(int argc, char** argv) {
     opts.audit_fd = fd;
   }
   opts.sentry_init = true;
+  if (policy.timeout_ms > 0 || policy.memory > 0) {
+    // A parent outside the sandbox keeps the time and the host memory cgroup.
+    std::optional<int> parent = sentry::shim::Supervise(
+        {.timeout_ms = policy.timeout_ms, .memory_bytes = policy.memory, .debug = opts.debug});
+    if (parent) return *parent;
+  }
   auto r = sentry::shim::RunSandbox(opts);
   if (!r.ok()) {
     fprintf(stderr, "sentry-run: %s\n", std::string(r.status().message()).c_str());

@@ -62,4 +62,8 @@ Result<void> CheckIoprio(Task& t, int ioprio);
 // Sends SIGPIPE to the calling thread (write to a pipe with no reader).
 void RaiseSigpipe(Task& t);
 
+// RLIMIT_FSIZE for a regular file growing to `new_size` bytes (truncate, fallocate), as Linux's
+// inode_newsize_ok: past the soft limit the thread gets SIGXFSZ and the call EFBIG.
+Result<void> CheckFileSizeLimit(Task& t, uint64_t new_size);
+
 }  // namespace sentry::syscalls

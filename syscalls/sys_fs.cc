@@ -274,6 +274,11 @@ Result<uint64_t> SysTruncate(Task& t, GuestAddr path, int64_t length) {
       SENTRY_TRY(locks->BreakLeases(t, nullptr, true, false));
     }
   }
+  if (auto st = p.inode()->Stat();
+      st.ok() && S_ISREG(st->st_mode) &&
+      static_cast<uint64_t>(length) > static_cast<uint64_t>(st->st_size)) {
+    SENTRY_TRY(CheckFileSizeLimit(t, length));
+  }
   vfs::SetAttrRequest r;
   r.mask = vfs::kAttrSize;
   r.size = static_cast<uint64_t>(length);
@@ -287,6 +292,10 @@ Result<uint64_t> SysFtruncate(Task& t, int fd, int64_t length) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   if (!f->inode() || !f->Writable() || !S_ISREG(f->inode()->Type())) return Errno(EINVAL);
   if (f->mount() && f->mount()->read_only()) return Errno(EROFS);
+  if (auto st = f->inode()->Stat();
+      st.ok() && static_cast<uint64_t>(length) > static_cast<uint64_t>(st->st_size)) {
+    SENTRY_TRY(CheckFileSizeLimit(t, length));
+  }
   vfs::SetAttrRequest r;
   r.mask = vfs::kAttrSize;
   r.size = static_cast<uint64_t>(length);
@@ -301,6 +310,10 @@ Result<uint64_t> SysFallocate(Task& t, int fd, int mode, int64_t offset, int64_t
   if (!f->Writable()) return Errno(EBADF);
   if (f->inode() && f->inode()->IsDir()) return Errno(EISDIR);
   if (!f->inode() || !S_ISREG(f->inode()->Type())) return Errno(ESPIPE);
+  int64_t end;
+  if (!(mode & FALLOC_FL_KEEP_SIZE) && !__builtin_add_overflow(offset, len, &end)) {
+    SENTRY_TRY(CheckFileSizeLimit(t, static_cast<uint64_t>(end)));
+  }
   SENTRY_TRY(f->Allocate(mode, offset, len));
   vfs::NotifyFile(*f, IN_MODIFY);
   return 0;

@@ -1,4 +1,7 @@
 // read, write and their vectored and positional variants.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 
 #include <memory>
@@ -79,15 +82,56 @@ Result<uint64_t> DoRead(Task& t, const vfs::FileRef& f, const GuestBuffer& b, in
   return done;
 }
 
+Result<void> CheckFileSizeLimit(Task& t, uint64_t new_size) {
+  uint64_t limit = t.tg().rlimits[RLIMIT_FSIZE].cur;
+  if (limit == RLIM_INFINITY || new_size <= limit) return Ok();
+  abi::SigInfo info{};
+  info.signo = SIGXFSZ;
+  info.code = abi::kSI_KERNEL;
+  absl::MutexLock l(&t.kernel().mu());
+  t.kernel().SendTaskSignal(t, info);
+  return Errno(EFBIG);
+}
+
+namespace {
+
+// RLIMIT_FSIZE for a write of `count` bytes to a regular file at `off` (-1: the file offset,
+// or the end with O_APPEND), as Linux's generic_write_checks: the write is cut at the limit,
+// and one that would start at or past it raises SIGXFSZ and fails with EFBIG.
+Result<size_t> FileSizeAllowance(Task& t, const vfs::FileRef& f, int64_t off, size_t count) {
+  uint64_t limit = t.tg().rlimits[RLIMIT_FSIZE].cur;
+  const vfs::InodeRef& ino = f->inode();
+  if (limit == RLIM_INFINITY || count == 0 || !ino || !S_ISREG(ino->Type())) return count;
+  // A file whose position cannot be told (a host stream that is a regular file on the host)
+  // is left to the write itself.
+  uint64_t pos;
+  if (off >= 0) {
+    pos = static_cast<uint64_t>(off);
+  } else if (f->flags() & O_APPEND) {
+    auto st = ino->Stat();
+    if (!st.ok()) return count;
+    pos = static_cast<uint64_t>(st->st_size);
+  } else {
+    auto cur = f->Seek(0, SEEK_CUR);
+    if (!cur.ok()) return count;
+    pos = *cur;
+  }
+  if (pos >= limit) SENTRY_TRY(CheckFileSizeLimit(t, pos + 1));
+  return std::min<uint64_t>(count, limit - pos);
+}
+
+}  // namespace
+
 // Writes the guest buffer through a bounded host buffer. A fault part-way writes what was
 // readable before it (EFAULT if nothing was); a short or failed round ends the write.
 Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, const GuestBuffer& b, int64_t off) {
   if (!f->Writable()) return Errno(EBADF);
+  size_t total = SENTRY_TRY(FileSizeAllowance(t, f, off, b.total));
   SENTRY_TRY(RemovePrivsForWrite(t, f));
-  std::span<uint8_t> data = Stage(b.total);
+  std::span<uint8_t> data = Stage(total);
   size_t done = 0;
   do {
-    size_t want = std::min(b.total - done, data.size());
+    size_t want = std::min(total - done, data.size());
     size_t got = b.CopyIn(t, done, {data.data(), want});
     if (got == 0 && want > 0) {
       if (done > 0) break;
@@ -102,7 +146,7 @@ Result<uint64_t> DoWrite(Task& t, const vfs::FileRef& f, const GuestBuffer& b, i
     }
     done += *r;
     if (*r < got || got < want) break;
-  } while (done < b.total);
+  } while (done < total);
   if (done > 0) vfs::NotifyFile(*f, IN_MODIFY);
   return done;
 }

@@ -474,7 +474,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE (per process; cleared by id changes as Linux's commit_creds, no core dumps either way), NO_NEW_PRIVS, GET/SET_SECCOMP (as seccomp(2)), CAPBSET_READ/DROP, CAP_AMBIENT, KEEPCAPS, SECUREBITS (Linux 6.1's four flags); other options EINVAL", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
     PARTIAL(158, "arch_prctl", SysArchPrctl, "ARCH_SET/GET_FS and _GS only", Arg::kHex, Arg::kPtr),
     UNIMPL(159, "adjtimex", ""),
-    PARTIAL(160, "setrlimit", SysSetrlimit, "limits are recorded; RLIMIT_NOFILE and RLIMIT_NPROC are enforced", Arg::kInt, Arg::kPtr),
+    PARTIAL(160, "setrlimit", SysSetrlimit, "limits are recorded; RLIMIT_NOFILE, NPROC, CPU, FSIZE and MEMLOCK are enforced", Arg::kInt, Arg::kPtr),
     FULL(161, "chroot", SysChroot, Arg::kStr),
     FULL(162, "sync", SysSync),
     UNIMPL(163, "acct", ""),

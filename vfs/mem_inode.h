@@ -23,8 +23,8 @@ class MemBudget {
   // Takes `n` pages if they fit under the limit; false (and takes nothing) otherwise.
   bool TryCharge(uint64_t n);
   // Takes `n` pages that are already in use, over the limit if need be.
-  void ForceCharge(uint64_t n) { used_pages_.fetch_add(n); }
-  void Uncharge(uint64_t n) { used_pages_.fetch_sub(n); }
+  void ForceCharge(uint64_t n);
+  void Uncharge(uint64_t n);
 
  private:
   MemBudget();

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 
+#include "sentry/base/guest_memory.h"
 #include "vfs/file.h"
 #include "vfs/mem_inode.h"
 #include "vfs/pipe.h"
@@ -41,7 +42,22 @@ bool MemBudget::TryCharge(uint64_t n) {
   do {
     if (used + n > limit_pages_.load() || used + n < used) return false;
   } while (!used_pages_.compare_exchange_weak(used, used + n));
+  // File data also counts against the sandbox's memory limit (sentry/base/guest_memory.h).
+  if (!GuestMemory::Global().TryChargeFile(n)) {
+    used_pages_.fetch_sub(n);
+    return false;
+  }
   return true;
+}
+
+void MemBudget::ForceCharge(uint64_t n) {
+  used_pages_.fetch_add(n);
+  GuestMemory::Global().ForceChargeFile(n);
+}
+
+void MemBudget::Uncharge(uint64_t n) {
+  used_pages_.fetch_sub(n);
+  GuestMemory::Global().UnchargeFile(n);
 }
 
 Result<uint64_t> ParseTmpfsSize(const std::string& text) {

@@ -95,6 +95,7 @@ absl::StatusOr<std::shared_ptr<Task>> Kernel::NewProcess(StartOptions& opts) {
       tg->rlimits[r] = {rl.rlim_cur, rl.rlim_max};
     }
     tg->rlimits[RLIMIT_NOFILE] = opts.nofile;
+    for (const auto& [resource, limit] : opts.rlimits) tg->rlimits[resource] = limit;
     task->sched_ = InitialSchedState();
     task->tg_ = tg;
     tg->on_exit = std::move(opts.on_exit);

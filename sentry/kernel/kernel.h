@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -370,6 +371,8 @@ class Kernel {
     std::string cwd = "/";
     // init's RLIMIT_NOFILE: the caller's, from before the Sentry raised its own.
     abi::Rlimit nofile{1024, 4096};
+    // Other resource limits init starts with, over those the Sentry has from its caller.
+    std::vector<std::pair<int, abi::Rlimit>> rlimits;
     // init's uid and gid; -1: the caller's.
     int64_t uid = -1;
     int64_t gid = -1;

@@ -96,14 +96,19 @@ void Kernel::GroupExit(ThreadGroup& tg, int status) {
 
 // Effects of a signal at generation time: SIGKILL kills, SIGCONT continues, stop signals
 // cancel a pending SIGCONT and vice versa. Returns false if the signal is dropped.
-static bool PrepareSignal(Kernel& k, ThreadGroup& tg, int sig, bool blocked)
+static bool PrepareSignal(Kernel& k, ThreadGroup& tg, const abi::SigInfo& info, bool blocked)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(k.mu()) {
+  int sig = info.signo;
   if (tg.exiting) return false;
   // The sandbox's init is unkillable from inside its PID namespace (Linux's
   // SIGNAL_UNKILLABLE): signals it has no handler for are dropped unless blocked, and
-  // SIGKILL/SIGSTOP always. Faults do not come through here, so they still kill it.
-  if (tg.tgid == 1 && (sig == SIGKILL || sig == SIGSTOP ||
-                       (!blocked && tg.handlers->actions[sig - 1].handler == abi::kSigDfl))) {
+  // SIGKILL/SIGSTOP always. Faults do not come through here, so they still kill it. As
+  // Linux forces the kernel's own SIGKILL and SIGSTOP (SEND_SIG_PRIV: RLIMIT_CPU's hard
+  // limit), those reach it.
+  bool forced = info.code == abi::kSI_KERNEL && (sig == SIGKILL || sig == SIGSTOP);
+  if (tg.tgid == 1 && !forced &&
+      (sig == SIGKILL || sig == SIGSTOP ||
+       (!blocked && tg.handlers->actions[sig - 1].handler == abi::kSigDfl))) {
     return false;
   }
   if (sig == SIGKILL) {
@@ -136,7 +141,7 @@ bool Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
                     : (tg.tasks.empty() ? nullptr : tg.tasks.front());
   bool blocked =
       named != nullptr && ((named->mask_ | named->real_blocked_) & SigBit(info.signo)) != 0;
-  if (!PrepareSignal(*this, tg, info.signo, blocked)) return false;
+  if (!PrepareSignal(*this, tg, info, blocked)) return false;
   tg.pending.Enqueue(info);
   tg.signal_queued.Notify(kEventIn);
   WakeForSignals(tg);
@@ -146,7 +151,7 @@ bool Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
 bool Kernel::SendTaskSignal(Task& t, const abi::SigInfo& info) {
   bool blocked = t.mask_ & SigBit(info.signo);
   bool really_blocked = (t.mask_ | t.real_blocked_) & SigBit(info.signo);
-  if (!PrepareSignal(*this, *t.tg_, info.signo, really_blocked)) return false;
+  if (!PrepareSignal(*this, *t.tg_, info, really_blocked)) return false;
   t.pending_.Enqueue(info);
   t.tg_->signal_queued.Notify(kEventIn);
   if (!blocked) t.Interrupt();

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "sentry/base/guest_memory.h"
+
 namespace sentry::mm {
 namespace {
 
@@ -14,6 +16,14 @@ constexpr uint64_t kMaxBrk = uint64_t{1} << 30;  // room reserved above the brk 
 constexpr int kProtMask = PROT_READ | PROT_WRITE | PROT_EXEC;
 
 bool Overflows(uint64_t addr, uint64_t len) { return addr + len < addr; }
+
+// Whether a mapping is charged to committed memory, as Linux's accountable_mapping: private,
+// writable, and not MAP_NORESERVE (the host memory cgroup bounds those).
+bool Accountable(int prot, bool shared, int flags) {
+  return !shared && (prot & PROT_WRITE) && !(flags & MAP_NORESERVE);
+}
+
+GuestMemory& Commit() { return GuestMemory::Global(); }
 
 // One shared-object id per file, so that two processes mapping the same file (a POSIX
 // semaphore in /dev/shm, a process-shared mutex in a mapped file) agree on futex keys.
@@ -76,6 +86,9 @@ void MemoryManager::Carve(uint64_t addr, uint64_t len) {
       ++it;
       continue;
     }
+    if (it->second.accounted) {
+      Commit().Uncommit((std::min(it->second.end, end) - std::max(s, addr)) / kPageSize);
+    }
     // Moved, not copied: an observer counts the pieces that remain (see MappingHold).
     Vma v = std::move(it->second);
     it = vmas_.erase(it);
@@ -113,12 +126,22 @@ Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint6
   }
   int host_flags = (flags & (MAP_SHARED | MAP_PRIVATE | MAP_NORESERVE | MAP_GROWSDOWN)) |
                    (host_fd < 0 ? MAP_ANONYMOUS : 0) | MAP_FIXED;
-  SENTRY_TRY(as_->Map(via, GuestAddr(addr), len, prot & kProtMask, host_flags, host_fd,
-                      host_fd < 0 ? 0 : offset));
+  // As Linux, the new pages are charged before the old ones a MAP_FIXED replaces are given
+  // back: past the limit mmap fails with ENOMEM and the old mapping stays.
+  bool accounted = Accountable(prot, flags & MAP_SHARED, flags);
+  if (accounted && !Commit().TryCommit(len / kPageSize)) return Errno(ENOMEM);
+  auto mapped = as_->Map(via, GuestAddr(addr), len, prot & kProtMask, host_flags, host_fd,
+                         host_fd < 0 ? 0 : offset);
+  if (!mapped.ok()) {
+    if (accounted) Commit().Uncommit(len / kPageSize);
+    return mapped.error();
+  }
   Carve(addr, len);
   Vma v{addr + len, prot & kProtMask, (flags & MAP_SHARED) != 0, (flags & MAP_GROWSDOWN) != 0,
         std::move(name)};
   v.lock = future_lock_ | ((flags & MAP_LOCKED) ? kLocked : 0);
+  v.accounted = accounted;
+  v.noreserve = flags & MAP_NORESERVE;
   if (source != nullptr) {
     v.dev = source->dev;
     v.ino = source->ino;
@@ -181,17 +204,27 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
   // as Linux's VM_MAYWRITE.
   uint64_t cur = addr;
   bool write_denied = false;
+  uint64_t charge = 0;  // pages that become writable private memory (mprotect_fixup)
   auto it = vmas_.upper_bound(addr);
   if (it != vmas_.begin()) --it;
   for (; it != vmas_.end() && cur < addr + len; ++it) {
     if (it->second.end <= cur) continue;
     if (it->first > cur) return Errno(ENOMEM);
+    uint64_t piece = std::min(it->second.end, addr + len) - std::max(it->first, addr);
     cur = it->second.end;
     if ((prot & PROT_WRITE) && it->second.shared && !it->second.may_write) write_denied = true;
+    const Vma& o = it->second;
+    if (!o.accounted && Accountable(prot, o.shared, o.noreserve ? MAP_NORESERVE : 0)) {
+      charge += piece;
+    }
   }
   if (cur < addr + len) return Errno(ENOMEM);
   if (write_denied) return Errno(EACCES);
-  SENTRY_TRY(as_->Protect(via, GuestAddr(addr), len, prot & kProtMask));
+  if (charge != 0 && !Commit().TryCommit(charge / kPageSize)) return Errno(ENOMEM);
+  if (auto r = as_->Protect(via, GuestAddr(addr), len, prot & kProtMask); !r.ok()) {
+    Commit().Uncommit(charge / kPageSize);
+    return r.error();
+  }
   // Split at the edges and update.
   std::vector<std::pair<uint64_t, Vma>> pieces;
   it = vmas_.upper_bound(addr);
@@ -218,6 +251,7 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
     uint64_t ms = std::max(s, addr), me = std::min(v.end, addr + len);
     v.end = me;
     v.prot = prot & kProtMask;
+    v.accounted = v.accounted || Accountable(prot, v.shared, v.noreserve ? MAP_NORESERVE : 0);
     v.shared_off += ms - s;
     vmas_[ms] = std::move(v);
   }
@@ -251,8 +285,15 @@ Result<uint64_t> MemoryManager::Remap(platform::Context& via, uint64_t old_addr,
   }
   int host_flags = flags;
   if (target != old_addr) host_flags = MREMAP_MAYMOVE | MREMAP_FIXED;
-  uint64_t r = SENTRY_TRY(as_->Remap(via, GuestAddr(old_addr), old_len, new_len, host_flags,
-                                     GuestAddr(target)));
+  // The new extent is charged whole; Carve gives back the old one.
+  if (v.accounted && !Commit().TryCommit(new_len / kPageSize)) return Errno(ENOMEM);
+  auto remapped =
+      as_->Remap(via, GuestAddr(old_addr), old_len, new_len, host_flags, GuestAddr(target));
+  if (!remapped.ok()) {
+    if (v.accounted) Commit().Uncommit(new_len / kPageSize);
+    return remapped.error();
+  }
+  uint64_t r = *remapped;
   Carve(old_addr, old_len);
   if (target != old_addr) Carve(target, new_len);
   Vma nv = v;
@@ -294,11 +335,17 @@ Result<uint64_t> MemoryManager::Brk(platform::Context& via, uint64_t addr) {
   uint64_t old_end = PageRoundUp(brk_), new_end = PageRoundUp(addr);
   if (new_end > old_end) {
     if (!RangeFree(old_end, new_end - old_end)) return brk_;
+    uint64_t pages = (new_end - old_end) / kPageSize;
+    if (!Commit().TryCommit(pages)) return brk_;  // Linux's brk fails the same way
     auto r = as_->Map(via, GuestAddr(old_end), new_end - old_end, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    if (!r.ok()) return brk_;
+    if (!r.ok()) {
+      Commit().Uncommit(pages);
+      return brk_;
+    }
     vmas_[old_end] = Vma{new_end, PROT_READ | PROT_WRITE, false, false, "[heap]"};
     vmas_[old_end].lock = future_lock_;
+    vmas_[old_end].accounted = true;
   } else if (new_end < old_end) {
     if (!as_->Unmap(via, GuestAddr(new_end), old_end - new_end).ok()) return brk_;
     Carve(new_end, old_end - new_end);
@@ -321,6 +368,8 @@ void MemoryManager::SyncGrowsDown(uint64_t addr) {
     lo -= kPageSize;
   }
   if (lo == start) return;
+  // The host grew it past the limit's check; the pages exist, so they count.
+  if (it->second.accounted) Commit().ForceCommit((start - lo) / kPageSize);
   Vma v = it->second;
   vmas_.erase(it);
   vmas_[lo] = v;
@@ -365,7 +414,23 @@ std::shared_ptr<MemoryManager> MemoryManager::Fork(
   child->brk_start_ = brk_start_;
   child->membarrier_registered_ = membarrier_registered_;  // Linux's fork keeps them too
   child->brk_ = brk_;
+  // The copies exist once the host has forked the stub; as Linux's dup_mmap they are charged
+  // (over the limit if need be: the fork has happened).
+  Commit().ForceCommit(AccountedPagesLocked());
   return child;
+}
+
+MemoryManager::~MemoryManager() {
+  absl::MutexLock l(&mu_);
+  Commit().Uncommit(AccountedPagesLocked());
+}
+
+uint64_t MemoryManager::AccountedPagesLocked() {
+  uint64_t pages = 0;
+  for (auto& [start, v] : vmas_) {
+    if (v.accounted) pages += (v.end - start) / kPageSize;
+  }
+  return pages;
 }
 
 MemoryManager::Usage MemoryManager::MemoryUsage() {

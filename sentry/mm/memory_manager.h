@@ -88,6 +88,11 @@ struct Vma {
   bool may_write = true;
   MappingHold hold;  // the source's observer, if it has one
   uint8_t lock = 0;  // kLocked, kLockOnFault (mlock): not inherited by fork
+  // The VMA's pages are charged to the guest's committed memory (sentry/base/guest_memory.h):
+  // a private writable mapping without MAP_NORESERVE, as Linux's VM_ACCOUNT. A charged VMA
+  // stays charged when it becomes read-only (as on Linux); its pieces share the charge by size.
+  bool accounted = false;
+  bool noreserve = false;  // MAP_NORESERVE: never charged, not even when made writable
 };
 
 // A VMA's lock flags, as Linux's VM_LOCKED and VM_LOCKONFAULT. The Sentry records them for the
@@ -100,6 +105,7 @@ inline constexpr uint8_t kLockOnFault = 2;
 class MemoryManager {
  public:
   explicit MemoryManager(std::shared_ptr<platform::AddressSpace> as) : as_(std::move(as)) {}
+  ~MemoryManager();  // gives back the committed pages of its VMAs
 
   platform::AddressSpace& as() { return *as_; }
   void set_address_space(std::shared_ptr<platform::AddressSpace> as) { as_ = std::move(as); }
@@ -193,6 +199,8 @@ class MemoryManager {
   // Splits the VMA containing `at` in two there (nothing if `at` starts a VMA or is unmapped).
   void SplitAt(uint64_t at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t LockedPagesLocked(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Pages of the charged VMAs (Vma::accounted).
+  uint64_t AccountedPagesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::shared_ptr<platform::AddressSpace> as_;
   absl::Mutex mu_;

@@ -357,7 +357,7 @@ bad read-only '{"filesystem": {"readOnly": "yes"}}' \
 bad net-rule '{"network": {"mode": "host", "deniedDomains": ["10.0.0.0/99"]}}' \
   "network.deniedDomains[0]: bad prefix length \"99\""
 bad pids '{"limits": {"pids": -1}}' "limits.pids: expected a positive integer"
-bad memory '{"limits": {"memory": "1g"}}' "limits.memory: not supported yet"
+bad cpus '{"limits": {"cpus": 2}}' "limits.cpus: not supported yet"
 bad deny-write '{"filesystem": {"denyWrite": ["../.bashrc"]}}' \
   "filesystem.denyWrite[0]: expected a path, without \"..\""
 bad deny-read-glob '{"filesystem": {"denyRead": ["~/.ssh", "~/*.pem"]}}' \
