@@ -9,6 +9,7 @@ namespace sentry::syscalls {
 using kernel::Task;
 
 Result<uint64_t> SysAccess(Task& t, GuestAddr path, int mode);
+Result<uint64_t> SysPtrace(Task& t, int64_t request, int pid, uint64_t addr, uint64_t data);
 Result<uint64_t> SysSethostname(Task& t, GuestAddr name, int len);
 Result<uint64_t> SysSetdomainname(Task& t, GuestAddr name, int len);
 Result<uint64_t> SysSocket(Task& t, int domain, int type, int protocol);
@@ -415,7 +416,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(98, "getrusage", SysGetrusage, "CPU times only (the stubs' plus the Sentry's work for the task, as system time); the other fields are zero", Arg::kInt, Arg::kPtr),
     PARTIAL(99, "sysinfo", SysSysinfo, "uptime and procs are the sandbox's (procs: guest threads); loads, RAM and swap are the host's", Arg::kPtr),
     FULL(100, "times", SysTimes, Arg::kPtr),
-    UNIMPL(101, "ptrace", "not planned inside the sandbox yet"),
+    PARTIAL(101, "ptrace", SysPtrace, "guest tracing guest, all in the Sentry: TRACEME, ATTACH, SEIZE, INTERRUPT, LISTEN, DETACH, KILL, PEEK/POKE TEXT/DATA/USER (registers; debug registers read 0, no hardware breakpoints), GET/SETREGS, GET/SETFPREGS, GET/SETREGSET (NT_PRSTATUS, NT_PRFPREG, NT_X86_XSTATE), GET/SETSIGINFO, SETOPTIONS (all but TRACESECCOMP and SUSPEND_SECCOMP), GETEVENTMSG, CONT, SYSCALL, SINGLESTEP (EFLAGS.TF), GET_SYSCALL_INFO; signal-delivery, group, syscall and PTRACE_EVENT stops. Missing: PTRACE_O_TRACESECCOMP, TRACEVFORKDONE, SYSEMU, GETSIGMASK/SETSIGMASK, PEEKSIGINFO, ARCH_PRCTL, CLONE_PTRACE; a vfork event is reported after the child released the parent; tracing is per thread but a traced leader's exit is reported once the process is gone only to a tracer that is its parent; YAMA scope and dumpability are not checked", Arg::kInt, Arg::kInt, Arg::kHex, Arg::kHex),
     FULL(102, "getuid", SysGetuid),
     PARTIAL(103, "syslog", SysSyslog, "the sandbox's own kernel log, always empty (READ waits for a signal); access as with dmesg_restrict=1 (CAP_SYSLOG is euid 0 for now); console controls accepted without effect", Arg::kInt, Arg::kPtr, Arg::kInt),
     FULL(104, "getgid", SysGetgid),

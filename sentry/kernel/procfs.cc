@@ -139,7 +139,10 @@ std::string ProcFs::StatLine(Proc& p) {
 
 std::string ProcFs::Status(Proc& p) {
   ThreadGroup& tg = *p.tg;
-  const char* state = tg.zombie ? "Z (zombie)" : tg.stopped ? "T (stopped)" : "S (sleeping)";
+  const char* state = tg.zombie                               ? "Z (zombie)"
+                      : p.task && PtraceStopped(*p.task) ? "t (tracing stop)"
+                      : tg.stopped                       ? "T (stopped)"
+                                                         : "S (sleeping)";
   if (p.task == Task::Current()) state = "R (running)";
   const Credentials& c = tg.creds;
   std::string groups;
@@ -160,9 +163,10 @@ std::string ProcFs::Status(Proc& p) {
   abi::SigSet pnd = p.task ? p.task->pending_.set : 0, blk = p.task ? p.task->mask_ : 0;
   std::string out = absl::StrFormat(
       "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\n"
-      "TracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
+      "TracerPid:\t%d\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
       "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\nKthread:\t0\n",
       p.task ? p.task->comm() : "", umask, state, tg.tgid, tid, tg.parent ? tg.parent->tgid : 0,
+      p.task ? PtraceTracerPid(*p.task) : 0,
       c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, groups, tg.tgid, tid,
       tg.pgid, tg.sid);
   auto kb = [](uint64_t pages) { return absl::StrFormat("%8d kB", pages * 4); };

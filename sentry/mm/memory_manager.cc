@@ -326,6 +326,15 @@ void MemoryManager::SyncGrowsDown(uint64_t addr) {
   vmas_[lo] = v;
 }
 
+std::optional<Vma> MemoryManager::VmaAt(uint64_t addr) {
+  absl::MutexLock l(&mu_);
+  auto it = vmas_.upper_bound(addr);
+  if (it == vmas_.begin()) return std::nullopt;
+  --it;
+  if (addr >= it->second.end) return std::nullopt;
+  return it->second;
+}
+
 Result<void> MemoryManager::CheckMapped(uint64_t addr, uint64_t len) {
   absl::MutexLock l(&mu_);
   if (Overflows(addr, len)) return Errno(ENOMEM);

@@ -130,6 +130,8 @@ class MemoryManager {
   void SetBrkStart(uint64_t start);
   // mincore / msync range check: ENOMEM if any page in [addr, addr+len) is unmapped.
   Result<void> CheckMapped(uint64_t addr, uint64_t len);
+  // The VMA that holds `addr`, if any (a copy).
+  std::optional<Vma> VmaAt(uint64_t addr);
   // mlock/munlock: sets the lock flags of the VMAs in [addr, addr+len) to `lock`, splitting at
   // the edges. As Linux's apply_vma_lock_flags, the VMAs before the first unmapped page are
   // changed, and then that hole fails it with ENOMEM.
