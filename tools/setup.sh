@@ -13,6 +13,8 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       iproute2 dnsmasq-base
       # tests/workloads/network.sh: the other programs that talk over sockets
       socat curl nodejs openssh-client
+      # tests/guest/ptrace_tools.sh: the tracers it runs inside the sandbox
+      strace gdb
       # tests/oci: a private dockerd (with its containerd and runc, to compare against) and a
       # busybox image built locally from busybox-static
       docker.io containerd busybox-static)

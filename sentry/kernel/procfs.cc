@@ -396,6 +396,18 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
              for (auto& a : p.tg->argv) out += a + '\0';
              return out;
            }));
+  // Debuggers find a PIE's load address here (AT_ENTRY, AT_PHDR).
+  dir->Add("auxv", File([this, tgid, tid]() -> Result<std::string> {
+             Proc p = SENTRY_TRY(Find(tgid, tid));
+             std::shared_ptr<mm::MemoryManager> mm;
+             {
+               absl::MutexLock l(&k_.mu());
+               mm = p.tg->mm;
+             }
+             std::vector<uint64_t> v = mm ? mm->auxv() : std::vector<uint64_t>{};
+             return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8);
+           },
+           0400));
   dir->Add("environ", gen([](Proc& p) {
              std::string out;
              for (auto& a : p.tg->envp) out += a + '\0';

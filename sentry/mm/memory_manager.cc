@@ -372,6 +372,7 @@ std::shared_ptr<MemoryManager> MemoryManager::Fork(
   child->vmas_ = vmas_;
   for (auto& [start, v] : child->vmas_) v.lock = 0;  // locks and MCL_FUTURE stay behind
   child->brk_start_ = brk_start_;
+  child->auxv_ = auxv_;
   child->membarrier_registered_ = membarrier_registered_;  // Linux's fork keeps them too
   child->brk_ = brk_;
   return child;
