@@ -2,7 +2,7 @@
 // TRACESYSGOOD (changing the number, skipping, changing the result,
 // GET_SYSCALL_INFO), PEEK/POKE of data, text and the user area, registers,
 // PTRACE_EVENT stops for clone/fork/exec/exit with auto-attached children,
-// signal-delivery-stops (suppress, replace, SETSIGINFO), SEIZE with
+// single steps, signal-delivery-stops (suppress, replace, SETSIGINFO), SEIZE with
 // INTERRUPT and LISTEN around a group-stop, /proc TracerPid and state, and
 // the errnos (EPERM, ESRCH, EIO).
 #include "common.h"
@@ -239,6 +239,31 @@ TEST(registers) {
   bad.cs = 0x1234;
   CHECK_ERRNO(ptrace(PTRACE_SETREGS, pid, 0, &bad), EIO);
   CHECK_OK(ptrace(PTRACE_CONT, pid, 0, 0));  // SIGSTOP suppressed
+  CHECK_EXIT(pid, 0);
+}
+
+static volatile int step_counter;
+
+static void step_body(void) {
+  for (int i = 0; i < 1000; i++) step_counter++;
+}
+
+TEST(single_step) {
+  pid_t pid = traced_child(step_body);
+  struct user_regs_struct before, after;
+  CHECK_OK(ptrace(PTRACE_GETREGS, pid, 0, &before));
+  for (int i = 0; i < 20; i++) {
+    CHECK_OK(ptrace(PTRACE_SINGLESTEP, pid, 0, 0));
+    expect_stop(pid, SIGTRAP);
+    siginfo_t si;
+    CHECK_OK(ptrace(PTRACE_GETSIGINFO, pid, 0, &si));
+    CHECK_EQ(si.si_signo, SIGTRAP);
+    CHECK_EQ(si.si_code, TRAP_TRACE);
+    CHECK_OK(ptrace(PTRACE_GETREGS, pid, 0, &after));
+    CHECK_EQ(after.eflags & 0x100, 0);  // the tracer's TF does not show
+  }
+  CHECK(after.rip != before.rip);
+  CHECK_OK(ptrace(PTRACE_CONT, pid, 0, 0));
   CHECK_EXIT(pid, 0);
 }
 
@@ -481,6 +506,7 @@ int main(int argc, char **argv) {
   RUN(syscall_stops);
   RUN(peek_poke);
   RUN(registers);
+  RUN(single_step);
   RUN(event_stops);
   RUN(signal_delivery_stops);
   RUN(seize_interrupt_listen);

@@ -8,6 +8,7 @@
 # 2. `strace ls /`: a dynamically linked program's openat and getdents64, then its exit.
 # 3. `gdb -batch -ex run -ex bt SEGV_PROGRAM`: the SIGSEGV stops the program and the
 #    backtrace names crash(p=0x0) called from main(), with the source line.
+# 4. gdb stops at a breakpoint in crash(), single-steps twice (stepi), continues to SIGSEGV.
 # Skipped (77) if strace or gdb is not installed.
 set -u
 if [ $# -ne 3 ]; then
@@ -65,5 +66,13 @@ expect '^about to crash$' "the program's output"
 expect '^Program received signal SIGSEGV, Segmentation fault\.$' "the SIGSEGV stop"
 expect '^#0 .*crash \(p=0x0\) at .*ptrace_segv\.c:[0-9]+$' "frame 0"
 expect '^#1 .* main \(\) at .*ptrace_segv\.c:[0-9]+$' "frame 1"
+if [ "$fail" -ne 0 ]; then cat "$out"; exit 1; fi
+
+# A breakpoint (a forced write into read-only text) and two single steps.
+run gdb -nx -batch -ex 'break crash' -ex run -ex stepi -ex stepi -ex 'p $pc' -ex continue "$prog"
+cat "$stdout" >>"$out"
+expect '^Breakpoint 1, crash \(p=0x0\) at .*ptrace_segv\.c:[0-9]+$' "the breakpoint"
+expect '^\$1 = .* <crash\+[0-9]+>$' "the pc after stepi"
+expect '^Program (received|terminated with) signal SIGSEGV' "the SIGSEGV after continue"
 if [ "$fail" -ne 0 ]; then cat "$out"; exit 1; fi
 echo "PASS ptrace_tools ($platform)"
