@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <functional>
 
 #include "sentry/kernel/ptrace.h"
 #include "syscalls/common.h"
@@ -41,25 +42,32 @@ Result<void> PutRegs(platform::Registers& dst, const platform::Registers& src) {
   return Ok();
 }
 
-// The tracee's FP state (xsave layout), read on its own thread.
-Result<std::vector<uint8_t>> GetFp(Task& e) {
-  Result<std::vector<uint8_t>> fp = Errno(EIO);
-  kernel::PtraceRunOnTracee(e, [&] { fp = e.ctx().GetFpState(); });
-  if (!fp.ok() || fp->size() < kFxsaveSize + 64) return Errno(EIO);
-  return fp;
-}
-
-Result<void> SetFp(Task& e, std::vector<uint8_t> fp) {
-  Result<void> r = Errno(EIO);
-  kernel::PtraceRunOnTracee(e, [&] { r = e.ctx().SetFpState(fp); });
-  return r;
-}
-
 // Replaces the legacy (fxsave) area of `fp` and marks x87 and SSE state as present, as
 // Linux's fpregs_set does.
 void PutFxsave(std::vector<uint8_t>& fp, std::span<const uint8_t> fx) {
   memcpy(fp.data(), fx.data(), kFxsaveSize);
   fp[kXstateBvOffset] |= 0x3;
+}
+
+// The tracee's FP state (xsave layout), read on its own thread; with `edit`, changed by it and
+// written back there in the same visit (the tracee may be gone once the caller waited).
+// Preconditions: Kernel::mu_ held, `e` in a ptrace-stop.
+Result<std::vector<uint8_t>> FpState(
+    Task& e, const std::function<Result<void>(std::vector<uint8_t>&)>& edit = nullptr) {
+  Result<std::vector<uint8_t>> out = Errno(EIO);
+  kernel::PtraceRunOnTracee(e, [&] {
+    Result<std::vector<uint8_t>> fp = e.ctx().GetFpState();
+    if (!fp.ok() || fp->size() < kFxsaveSize + 64) return;
+    if (edit) {
+      if (Result<void> r = edit(*fp); !r.ok()) {
+        out = r.error();
+        return;
+      }
+      if (!e.ctx().SetFpState(*fp).ok()) return;
+    }
+    out = std::move(fp);
+  });
+  return out;
 }
 
 Result<uint64_t> PeekData(Task& t, int pid, uint64_t addr, GuestAddr out) {
@@ -155,7 +163,7 @@ Result<uint64_t> GetFpRegs(Task& t, int pid, GuestAddr out) {
   std::vector<uint8_t> fp;
   {
     absl::MutexLock l(&t.kernel().mu());
-    fp = SENTRY_TRY(GetFp(*SENTRY_TRY(kernel::PtraceTracee(t, pid, true))));
+    fp = SENTRY_TRY(FpState(*SENTRY_TRY(kernel::PtraceTracee(t, pid, true))));
   }
   SENTRY_TRY(t.CopyOutBytes(out, {fp.data(), kFxsaveSize}));
   return 0;
@@ -166,9 +174,10 @@ Result<uint64_t> SetFpRegs(Task& t, int pid, GuestAddr in) {
   SENTRY_TRY(t.CopyInBytes(in, fx));
   absl::MutexLock l(&t.kernel().mu());
   Task& e = *SENTRY_TRY(kernel::PtraceTracee(t, pid, true));
-  std::vector<uint8_t> fp = SENTRY_TRY(GetFp(e));
-  PutFxsave(fp, fx);
-  SENTRY_TRY(SetFp(e, std::move(fp)));
+  SENTRY_TRY(FpState(e, [&](std::vector<uint8_t>& fp) -> Result<void> {
+    PutFxsave(fp, fx);
+    return Ok();
+  }));
   return 0;
 }
 
@@ -187,27 +196,31 @@ Result<uint64_t> RegSet(Task& t, int pid, uint64_t type, GuestAddr iov_addr, boo
   {
     absl::MutexLock l(&t.kernel().mu());
     Task& e = *SENTRY_TRY(kernel::PtraceTracee(t, pid, true));
+    size_t n = 0;
     if (type == NT_PRSTATUS) {
       data.resize(sizeof(platform::Registers));
       memcpy(data.data(), &e.regs_, data.size());
-    } else {
-      data = SENTRY_TRY(GetFp(e));
-      if (type == NT_PRFPREG) data.resize(kFxsaveSize);
-    }
-    size_t n = std::min(data.size(), set ? in.size() : size_t{iov.iov_len});
-    if (set && type == NT_PRSTATUS) {
-      platform::Registers regs = e.regs_;
-      memcpy(&regs, in.data(), n);
-      SENTRY_TRY(PutRegs(e.regs_, regs));
-    } else if (set) {
-      std::vector<uint8_t> fp = SENTRY_TRY(GetFp(e));
-      if (type == NT_PRFPREG) {
-        if (n < kFxsaveSize) return Errno(EINVAL);
-        PutFxsave(fp, in);
-      } else {
-        memcpy(fp.data(), in.data(), std::min(n, fp.size()));
+      n = std::min(data.size(), set ? in.size() : size_t{iov.iov_len});
+      if (set) {
+        platform::Registers regs = e.regs_;
+        memcpy(&regs, in.data(), n);
+        SENTRY_TRY(PutRegs(e.regs_, regs));
       }
-      SENTRY_TRY(SetFp(e, std::move(fp)));
+    } else if (!set) {
+      data = SENTRY_TRY(FpState(e));
+      if (type == NT_PRFPREG) data.resize(kFxsaveSize);
+      n = std::min(data.size(), size_t{iov.iov_len});
+    } else {
+      SENTRY_TRY(FpState(e, [&](std::vector<uint8_t>& fp) -> Result<void> {
+        n = std::min(type == NT_PRFPREG ? kFxsaveSize : fp.size(), in.size());
+        if (type == NT_PRFPREG) {
+          if (n < kFxsaveSize) return Errno(EINVAL);
+          PutFxsave(fp, in);
+        } else {
+          memcpy(fp.data(), in.data(), n);
+        }
+        return Ok();
+      }));
     }
     iov.iov_len = n;
   }

@@ -106,7 +106,10 @@ Result<ProcFs::Proc> ProcFs::Find(int tgid, int tid) {
 
 std::string ProcFs::StatLine(Proc& p) {
   ThreadGroup& tg = *p.tg;
-  char state = tg.zombie ? 'Z' : tg.stopped ? 'T' : (p.task == Task::Current() ? 'R' : 'S');
+  char state = tg.zombie                               ? 'Z'
+               : p.task && PtraceStopped(*p.task) ? 't'
+               : tg.stopped                       ? 'T'
+                                                  : (p.task == Task::Current() ? 'R' : 'S');
   std::string comm = p.task ? p.task->comm() : "";
   int ppid = tg.parent ? tg.parent->tgid : 0;
   size_t threads = std::max<size_t>(tg.tasks.size(), 1);
