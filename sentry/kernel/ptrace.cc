@@ -236,6 +236,19 @@ int64_t PtraceDispatch(Task& t) {
       EventStop(t, option, event, st.pending_event_msg);
     }
   }
+  bool stepping;
+  {
+    absl::MutexLock l(&k.mu());
+    stepping = t.ptrace_.stepping;
+  }
+  if (stepping) {
+    // A single step over the syscall instruction ends here, with x86's TRAP_BRKPT, not one
+    // instruction later (TF is cleared at that stop, when the registers are complete).
+    abi::SigInfo info = TrapInfo(1 /* TRAP_BRKPT */);
+    info.f.fault.addr = r.rip;
+    t.ForceSignal(info, false);
+    return ret;
+  }
   if (!SyscallStop(t, PtraceStopKind::kSyscallExit)) return ret;
   return static_cast<int64_t>(r.rax);
 }
