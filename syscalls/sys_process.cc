@@ -375,7 +375,10 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options,
           }
           return r;
         }
-        if (c->stopped && c->stop_to_report && (options & WUNTRACED)) {
+        // A child we trace reports its group-stop as a ptrace-stop only (Linux's wait_consider_task).
+        kernel::Task* tracer = c->leader ? c->leader->ptrace_.tracer : nullptr;
+        bool traced_by_us = tracer != nullptr && &tracer->tg() == &t.tg();
+        if (c->stopped && c->stop_to_report && (options & WUNTRACED) && !traced_by_us) {
           if (!(options & WNOWAIT)) c->stop_to_report = false;
           return WaitResult{c->tgid, kernel::StopStatus(c->stop_signal), abi::kCLD_STOPPED,
                             c->creds.ruid, k.GroupCpuUsage(*c) + c->cpu_children};
