@@ -347,7 +347,8 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options,
       bool any = false;
       // Tracees first: their ptrace-stops and exits, whether or not they are our children.
       auto match = [&](int pid, int pgid) {
-        return idtype == P_ALL || (idtype == P_PID && pid == id) || (idtype == P_PGID && pgid == id);
+        return idtype == P_ALL || (idtype == P_PID && pid == id) ||
+               (idtype == P_PGID && pgid == id);
       };
       if (auto ev = kernel::PtraceWait(t, options, match, &any)) {
         return WaitResult{ev->pid, ev->status, ev->code, ev->uid, {}};
@@ -375,7 +376,8 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options,
           }
           return r;
         }
-        // A child we trace reports its group-stop as a ptrace-stop only (Linux's wait_consider_task).
+        // A child we trace reports its group-stop as a ptrace-stop only (Linux's
+        // wait_consider_task).
         kernel::Task* tracer = c->leader ? c->leader->ptrace_.tracer : nullptr;
         bool traced_by_us = tracer != nullptr && &tracer->tg() == &t.tg();
         if (c->stopped && c->stop_to_report && (options & WUNTRACED) && !traced_by_us) {
