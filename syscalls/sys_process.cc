@@ -152,6 +152,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     child->seccomp_ = t.seccomp_;
     child->seccomp_on_.store(t.seccomp_on_.load());
     k.Register(child);
+    kernel::PtraceOnClone(t, *child, flags);
   }
   child->set_comm(t.comm());
   child->regs_ = t.regs();
@@ -344,6 +345,14 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options,
       absl::MutexLock l(&k.mu());
       if (idtype == P_PGID && id == 0) id = t.tg().pgid;
       bool any = false;
+      // Tracees first: their ptrace-stops and exits, whether or not they are our children.
+      auto match = [&](int pid, int pgid) {
+        return idtype == P_ALL || (idtype == P_PID && pid == id) ||
+               (idtype == P_PGID && pgid == id);
+      };
+      if (auto ev = kernel::PtraceWait(t, options, match, &any)) {
+        return WaitResult{ev->pid, ev->status, ev->code, ev->uid, {}};
+      }
       auto children = t.tg().children;  // copy: reaping edits the list
       for (auto& c : children) {
         if (!Matches(*c, idtype, id, only)) continue;
@@ -367,7 +376,11 @@ Result<WaitResult> DoWait(Task& t, int idtype, int id, int options,
           }
           return r;
         }
-        if (c->stopped && c->stop_to_report && (options & WUNTRACED)) {
+        // A child we trace reports its group-stop as a ptrace-stop only (Linux's
+        // wait_consider_task).
+        kernel::Task* tracer = c->leader ? c->leader->ptrace_.tracer : nullptr;
+        bool traced_by_us = tracer != nullptr && &tracer->tg() == &t.tg();
+        if (c->stopped && c->stop_to_report && (options & WUNTRACED) && !traced_by_us) {
           if (!(options & WNOWAIT)) c->stop_to_report = false;
           return WaitResult{c->tgid, kernel::StopStatus(c->stop_signal), abi::kCLD_STOPPED,
                             c->creds.ruid, k.GroupCpuUsage(*c) + c->cpu_children};
@@ -441,6 +454,7 @@ Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int opt
       si.f.chld.uid = r.uid;
       si.f.chld.status = r.code == abi::kCLD_EXITED      ? WEXITSTATUS(r.status)
                          : r.code == abi::kCLD_STOPPED   ? WSTOPSIG(r.status)
+                         : r.code == abi::kCLD_TRAPPED   ? WSTOPSIG(r.status)
                          : r.code == abi::kCLD_CONTINUED ? SIGCONT
                                                          : WTERMSIG(r.status);
     }

@@ -30,6 +30,7 @@
 #include "sentry/kernel/cputime.h"
 #include "sentry/kernel/credentials.h"
 #include "sentry/kernel/ipc.h"
+#include "sentry/kernel/ptrace.h"
 #include "sentry/kernel/rseq.h"
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/seccomp.h"
@@ -305,6 +306,9 @@ class Task final : public Blocker {
   bool frozen_ = false;         // this thread has parked while the kernel is frozen
   bool exec_kill_ = false;      // another thread of the group is exec'ing: leave quietly
   int pdeathsig_ = 0;
+  PtraceState ptrace_;  // ptrace.h: as a tracee and as a tracer
+  // ptrace_.tracer != nullptr, read without the lock: the syscall path's one check.
+  std::atomic<bool> ptraced_{false};
   SchedState sched_;                     // sched_*, nice, affinity, ioprio (sched.h)
   SeccompState seccomp_;                 // seccomp.h; inherited over clone, kept by execve
   std::atomic<bool> seccomp_on_{false};  // seccomp_.mode != 0, read without the lock

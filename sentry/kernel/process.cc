@@ -47,6 +47,7 @@ void Kernel::Reap(ThreadGroup& child) {
 
 void Kernel::TaskExited(Task& t) {
   ThreadGroup& tg = *t.tg_;
+  PtraceOnTaskExit(*this, t);
   // The thread's CPU time moves to the group in the same step as it leaves tg.tasks, so that
   // GroupCpuUsage counts it exactly once. This is the exiting task's own host thread.
   tg.cpu_exited += t.CpuUsage();

@@ -106,7 +106,10 @@ Result<ProcFs::Proc> ProcFs::Find(int tgid, int tid) {
 
 std::string ProcFs::StatLine(Proc& p) {
   ThreadGroup& tg = *p.tg;
-  char state = tg.zombie ? 'Z' : tg.stopped ? 'T' : (p.task == Task::Current() ? 'R' : 'S');
+  char state = tg.zombie                               ? 'Z'
+               : p.task && PtraceStopped(*p.task) ? 't'
+               : tg.stopped                       ? 'T'
+                                                  : (p.task == Task::Current() ? 'R' : 'S');
   std::string comm = p.task ? p.task->comm() : "";
   int ppid = tg.parent ? tg.parent->tgid : 0;
   size_t threads = std::max<size_t>(tg.tasks.size(), 1);
@@ -139,7 +142,10 @@ std::string ProcFs::StatLine(Proc& p) {
 
 std::string ProcFs::Status(Proc& p) {
   ThreadGroup& tg = *p.tg;
-  const char* state = tg.zombie ? "Z (zombie)" : tg.stopped ? "T (stopped)" : "S (sleeping)";
+  const char* state = tg.zombie                               ? "Z (zombie)"
+                      : p.task && PtraceStopped(*p.task) ? "t (tracing stop)"
+                      : tg.stopped                       ? "T (stopped)"
+                                                         : "S (sleeping)";
   if (p.task == Task::Current()) state = "R (running)";
   const Credentials& c = tg.creds;
   std::string groups;
@@ -160,9 +166,10 @@ std::string ProcFs::Status(Proc& p) {
   abi::SigSet pnd = p.task ? p.task->pending_.set : 0, blk = p.task ? p.task->mask_ : 0;
   std::string out = absl::StrFormat(
       "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\n"
-      "TracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
+      "TracerPid:\t%d\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
       "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\nKthread:\t0\n",
       p.task ? p.task->comm() : "", umask, state, tg.tgid, tid, tg.parent ? tg.parent->tgid : 0,
+      p.task ? PtraceTracerPid(*p.task) : 0,
       c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, groups, tg.tgid, tid,
       tg.pgid, tg.sid);
   auto kb = [](uint64_t pages) { return absl::StrFormat("%8d kB", pages * 4); };
@@ -392,6 +399,18 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
              for (auto& a : p.tg->argv) out += a + '\0';
              return out;
            }));
+  // Debuggers find a PIE's load address here (AT_ENTRY, AT_PHDR).
+  dir->Add("auxv", File([this, tgid, tid]() -> Result<std::string> {
+             Proc p = SENTRY_TRY(Find(tgid, tid));
+             std::shared_ptr<mm::MemoryManager> mm;
+             {
+               absl::MutexLock l(&k_.mu());
+               mm = p.tg->mm;
+             }
+             std::vector<uint64_t> v = mm ? mm->auxv() : std::vector<uint64_t>{};
+             return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8);
+           },
+           0400));
   dir->Add("environ", gen([](Proc& p) {
              std::string out;
              for (auto& a : p.tg->envp) out += a + '\0';

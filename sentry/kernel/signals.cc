@@ -74,6 +74,7 @@ bool Kernel::SignalPending(Task& t) {
   ThreadGroup& tg = *t.tg_;
   if (tg.exiting || t.exec_kill_) return true;
   if (tg.stopped && !t.group_stopped_) return true;
+  if (t.ptrace_.interrupt) return true;
   if (frozen_ && !t.frozen_) return true;
   return ((t.pending_.set | tg.pending.set) & ~t.mask_) != 0;
 }
@@ -129,7 +130,7 @@ static bool PrepareSignal(Kernel& k, ThreadGroup& tg, const abi::SigInfo& info, 
     tg.pending.Discard(SigBit(SIGCONT));
     for (Task* t : tg.tasks) t->pending_.Discard(SigBit(SIGCONT));
   }
-  return blocked || !Ignored(tg, sig);
+  return blocked || !Ignored(tg, sig) || PtraceAnyTraced(tg);
 }
 
 bool Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
@@ -244,9 +245,13 @@ void Task::HandleSignals(bool after_syscall, int64_t ret) {
         exiting_ = true;
         return;
       }
-      if (tg_->stopped) {
+      // A traced task reports a group-stop (and PTRACE_INTERRUPT) to its tracer instead of
+      // parking; once resumed it runs on while the group stays stopped, as on Linux.
+      if (ptraced_.load(std::memory_order_relaxed) && PtraceJobTrap(*this)) continue;
+      if (tg_->stopped && !ptraced_.load(std::memory_order_relaxed)) {
         group_stopped_ = true;
-        while (tg_->stopped && !tg_->exiting && !exec_kill_) {
+        while (tg_->stopped && !tg_->exiting && !exec_kill_ &&
+               !ptraced_.load(std::memory_order_relaxed)) {
           k_.mu().Unlock();
           waiter_.WaitUntil(absl::InfiniteFuture());
           k_.mu().Lock();
@@ -267,6 +272,11 @@ void Task::HandleSignals(bool after_syscall, int64_t ret) {
       auto next = k_.DequeueSignal(*this, mask_);
       if (!next) break;
       info = *next;
+      if (ptraced_.load(std::memory_order_relaxed) && info.signo != SIGKILL) {
+        std::optional<abi::SigInfo> chosen = PtraceSignalStop(*this, info);
+        if (!chosen) continue;
+        info = *chosen;
+      }
       int sig = info.signo;
       act = tg_->handlers->actions[sig - 1];
       if (act.handler == abi::kSigIgn) continue;

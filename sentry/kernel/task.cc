@@ -267,6 +267,7 @@ void Task::Run() {
       }
     }
   }
+  if (ptraced_.load(std::memory_order_relaxed)) PtraceExitEvent(*this);
   Exit();
   self.reset();
   k_.TaskThreadDone();
@@ -283,7 +284,9 @@ void Task::WatchHostDeath() {
 
 void Task::HandleSyscall() {
   bool sigreturn = regs_.orig_rax == 15;  // rt_sigreturn restored rax; nothing to restart
-  int64_t ret = k_.dispatch()(*this);
+  // The one ptrace check on the syscall path: a traced task takes the slow path with stops.
+  int64_t ret = ptraced_.load(std::memory_order_relaxed) ? PtraceDispatch(*this)
+                                                         : k_.dispatch()(*this);
   if (exiting_) return;
   HandleSignals(!sigreturn, ret);
 }

@@ -133,6 +133,7 @@ Result<uint64_t> BuildStack(platform::Context& ctx, mm::MemoryManager& mm,
       abi::kAT_EXECFN, execfn_addr, abi::kAT_PLATFORM, platform_addr, abi::kAT_NULL, 0};
   // clang-format on
   if (mm.as().VdsoBase() == 0) auxv[1] = 0;
+  mm.set_auxv(auxv);
   std::vector<uint64_t> words;
   words.push_back(argv.size());
   words.insert(words.end(), arg_addrs.begin(), arg_addrs.end());

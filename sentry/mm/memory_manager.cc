@@ -375,6 +375,15 @@ void MemoryManager::SyncGrowsDown(uint64_t addr) {
   vmas_[lo] = v;
 }
 
+std::optional<Vma> MemoryManager::VmaAt(uint64_t addr) {
+  absl::MutexLock l(&mu_);
+  auto it = vmas_.upper_bound(addr);
+  if (it == vmas_.begin()) return std::nullopt;
+  --it;
+  if (addr >= it->second.end) return std::nullopt;
+  return it->second;
+}
+
 Result<void> MemoryManager::CheckMapped(uint64_t addr, uint64_t len) {
   absl::MutexLock l(&mu_);
   if (Overflows(addr, len)) return Errno(ENOMEM);
@@ -412,6 +421,7 @@ std::shared_ptr<MemoryManager> MemoryManager::Fork(
   child->vmas_ = vmas_;
   for (auto& [start, v] : child->vmas_) v.lock = 0;  // locks and MCL_FUTURE stay behind
   child->brk_start_ = brk_start_;
+  child->auxv_ = auxv_;
   child->membarrier_registered_ = membarrier_registered_;  // Linux's fork keeps them too
   child->brk_ = brk_;
   // The copies exist once the host has forked the stub; as Linux's dup_mmap they are charged

@@ -136,6 +136,17 @@ class MemoryManager {
   void SetBrkStart(uint64_t start);
   // mincore / msync range check: ENOMEM if any page in [addr, addr+len) is unmapped.
   Result<void> CheckMapped(uint64_t addr, uint64_t len);
+  // The auxiliary vector the program started with (/proc/PID/auxv), as Linux's saved_auxv.
+  std::vector<uint64_t> auxv() {
+    absl::MutexLock l(&mu_);
+    return auxv_;
+  }
+  void set_auxv(std::vector<uint64_t> v) {
+    absl::MutexLock l(&mu_);
+    auxv_ = std::move(v);
+  }
+  // The VMA that holds `addr`, if any (a copy).
+  std::optional<Vma> VmaAt(uint64_t addr);
   // mlock/munlock: sets the lock flags of the VMAs in [addr, addr+len) to `lock`, splitting at
   // the edges. As Linux's apply_vma_lock_flags, the VMAs before the first unmapped page are
   // changed, and then that hole fails it with ENOMEM.
@@ -209,6 +220,7 @@ class MemoryManager {
   uint64_t brk_ ABSL_GUARDED_BY(mu_) = 0;
   uint8_t future_lock_ ABSL_GUARDED_BY(mu_) = 0;  // mlockall(MCL_FUTURE), Linux's def_flags
   uint32_t membarrier_registered_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<uint64_t> auxv_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<void> aio_table_ ABSL_GUARDED_BY(mu_);
 };
 
