@@ -57,6 +57,23 @@ void ClearHandlers(kernel::SignalHandlers& h) {
   }
 }
 
+// The keyrings a new task starts with (Linux's copy_creds): the session keyring and the
+// request_key default are inherited; a new thread gets an empty thread keyring of its own if
+// its creator had one; the process keyring stays with its thread group (a forked child has
+// none). Preconditions: Kernel::mu_ held (KeyTable::mu_ is taken after it).
+void CloneKeyrings(Task& t, Task& child, bool thread) {
+  kernel::KeyTable& keys = t.kernel().keys();
+  absl::MutexLock l(&keys.mu());
+  child.keyrings_.session = t.keyrings_.session;
+  child.keyrings_.reqkey_default = t.keyrings_.reqkey_default;
+  if (thread && t.keyrings_.thread) {
+    const kernel::Credentials& c = t.tg().creds;
+    kernel::KeyRef none;
+    kernel::KeyCaller caller{&c, &child.keyrings_, &none};
+    (void)keys.ThreadKeyring(caller, /*create=*/true);  // past the quota: none, as Linux
+  }
+}
+
 Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid,
                          GuestAddr child_tid, uint64_t tls, GuestAddr pidfd_addr = {}) {
   if (flags & ~kSupportedCloneFlags) return Errno(EINVAL);  // namespaces: not yet
@@ -151,6 +168,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     child->mempolicy_ = t.mempolicy_;
     child->seccomp_ = t.seccomp_;
     child->seccomp_on_.store(t.seccomp_on_.load());
+    CloneKeyrings(t, *child, thread);
     k.Register(child);
     kernel::PtraceOnClone(t, *child, flags);
   }

@@ -306,6 +306,9 @@ Result<uint64_t> SysIoSubmit(Task& t, uint64_t ctx_id, int64_t nr, GuestAddr ioc
 Result<uint64_t> SysIoCancel(Task& t, uint64_t ctx_id, GuestAddr iocb, GuestAddr result);
 Result<uint64_t> SysIoPgetevents(Task& t, uint64_t ctx_id, int64_t min_nr, int64_t nr, GuestAddr events, GuestAddr timeout, GuestAddr usig);
 Result<uint64_t> SysPwritev2(Task& t, int fd, GuestAddr iov, int iovcnt, int64_t off, int64_t off_high, int flags);
+Result<uint64_t> SysAddKey(Task& t, GuestAddr type, GuestAddr desc, GuestAddr payload, uint64_t len, int32_t ring);
+Result<uint64_t> SysRequestKey(Task& t, GuestAddr type, GuestAddr desc, GuestAddr callout, int32_t dest);
+Result<uint64_t> SysKeyctl(Task& t, int cmd, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
 
 namespace {
 
@@ -563,9 +566,9 @@ constexpr SyscallEntry kTable[] = {
     FULL(245, "mq_getsetattr", SysMqGetsetattr, Arg::kFd, Arg::kPtr, Arg::kPtr),
     UNIMPL(246, "kexec_load", ""),
     PARTIAL(247, "waitid", SysWaitid, "rusage has the CPU times only; its other fields are zero; P_PIDFD (PIDFD_NONBLOCK: EAGAIN) supported", Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kHex, Arg::kPtr),
-    UNIMPL(248, "add_key", ""),
-    UNIMPL(249, "request_key", ""),
-    UNIMPL(250, "keyctl", ""),
+    PARTIAL(248, "add_key", SysAddKey, "key types keyring, user and logon; others (big_key, asymmetric, encrypted, trusted) ENODEV", Arg::kStr, Arg::kStr, Arg::kPtr, Arg::kUint, Arg::kInt),
+    PARTIAL(249, "request_key", SysRequestKey, "searches the caller's keyrings; never constructs a key (no request-key upcall: ENOENT with callout info, ENOKEY without, as Linux without the helper)", Arg::kStr, Arg::kStr, Arg::kStr, Arg::kInt),
+    PARTIAL(250, "keyctl", SysKeyctl, "key types keyring, user and logon; thread/process/session/user keyrings, quotas, permissions and possession as Linux; no persistent keyrings, DH, public-key or big_key operations and no notifications (EOPNOTSUPP, as a kernel built without them); INSTANTIATE/NEGATE/REJECT: EPERM (no request-key authority ever exists); RESTRICT_KEYRING only without a restriction type", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
     PARTIAL(251, "ioprio_set", SysIoprioSet, "stored per thread with Linux's checks; no effect on host I/O", Arg::kInt, Arg::kInt, Arg::kHex),
     FULL(252, "ioprio_get", SysIoprioGet, Arg::kInt, Arg::kInt),
     FULL(253, "inotify_init", SysInotifyInit),

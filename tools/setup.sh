@@ -15,6 +15,8 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       socat curl nodejs openssh-client
       # tests/policy/audit.sh: checks the audit trail against docs/audit.schema.json
       python3-jsonschema
+      # tests/workloads/everyday.sh: keyctl
+      keyutils
       # tests/guest/ptrace_tools.sh: the tracers it runs inside the sandbox
       strace gdb
       # tests/oci: a private dockerd (with its containerd and runc, to compare against) and a

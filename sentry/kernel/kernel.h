@@ -30,6 +30,7 @@
 #include "sentry/kernel/cputime.h"
 #include "sentry/kernel/credentials.h"
 #include "sentry/kernel/ipc.h"
+#include "sentry/kernel/keys.h"
 #include "sentry/kernel/ptrace.h"
 #include "sentry/kernel/rseq.h"
 #include "sentry/kernel/sched.h"
@@ -170,6 +171,10 @@ class ThreadGroup {
   // privileged writer last set) needs CAP_SYS_RESOURCE.
   int oom_score_adj = 0;
   int oom_score_adj_min = 0;
+
+  // The process keyring (keys.h): not inherited by fork, dropped by execve. Guarded by
+  // KeyTable::mu_.
+  KeyRef process_keyring;
 
   // /proc/PID/io: bytes and calls of the read and write families (not guarded: atomics).
   std::atomic<uint64_t> io_rchar{0}, io_wchar{0}, io_syscr{0}, io_syscw{0};
@@ -314,6 +319,7 @@ class Task final : public Blocker {
   std::atomic<bool> seccomp_on_{false};  // seccomp_.mode != 0, read without the lock
   uint32_t personality_ = 0;             // personality(2): inherited over clone, kept by execve
   MemPolicy mempolicy_;                  // set_mempolicy(2): inherited over clone, kept by execve
+  TaskKeyrings keyrings_;                // keys.h; guarded by KeyTable::mu_
   absl::Time start_time_ = absl::Now();  // /proc/PID/stat starttime
   // Waits that blocked: /proc/PID/status voluntary_ctxt_switches (not guarded: atomic).
   std::atomic<uint64_t> nvcsw_{0};
@@ -479,6 +485,8 @@ class Kernel {
   // The sandbox's network stack (netstack/). Never destroyed, like ipc_: sockets in flight
   // in SCM_RIGHTS messages may outlive every task.
   netstack::Stack& net() { return *net_; }
+  // The sandbox's keys and keyrings (keys.h).
+  KeyTable& keys() { return keys_; }
 
   int init_status() {
     absl::MutexLock l(&mu_);
@@ -500,6 +508,7 @@ class Kernel {
   std::unique_ptr<class FutexTable> futexes_;
   IpcNamespace* const ipc_ = new IpcNamespace();
   netstack::Stack* const net_ = new netstack::Stack();
+  KeyTable keys_;
   DispatchFn dispatch_ = nullptr;
   int64_t max_tasks_;  // set before init starts
 

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "sentry/kernel/aio.h"
+#include "sentry/kernel/keys.h"
 #include "sentry/kernel/procfs.h"
 #include "sentry/kernel/sched.h"
 #include "sentry/kernel/sysinfo.h"
@@ -160,6 +161,13 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   random->Add("entropy_avail", Text("256\n"));
   random->Add("poolsize", Text("256\n"));
   kernel->Add("random", random);
+  auto keys = Dir();  // the key quotas (keys.h), and Linux's collection timings
+  keys->Add("maxkeys", Text(absl::StrFormat("%u\n", kKeyMaxKeys)));
+  keys->Add("maxbytes", Text(absl::StrFormat("%u\n", kKeyMaxBytes)));
+  keys->Add("root_maxkeys", Text(absl::StrFormat("%u\n", kKeyRootMaxKeys)));
+  keys->Add("root_maxbytes", Text(absl::StrFormat("%u\n", kKeyRootMaxBytes)));
+  keys->Add("gc_delay", Text("300\n"));
+  kernel->Add("keys", keys);
   sys->Add("kernel", kernel);
   auto vm = Dir();
   vm->Add("overcommit_memory", Text("0\n"));

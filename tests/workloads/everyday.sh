@@ -1,6 +1,6 @@
 # Workload: everyday agent commands from the everyday-programs issue that the other scripts do
 # not cover: `cp -a` of a host tree compared with diff, two sqlite writers on one WAL database,
-# make -j$(nproc), `script -qc` (a pty), and `top -bn1`. Output that differs between runs
+# make -j$(nproc), `script -qc` (a pty), `top -bn1` and `keyctl`. Output that differs between runs
 # (times, pids, load) is reduced to what must hold.
 set -u
 work=$(mktemp -d)
@@ -52,5 +52,13 @@ echo "top: $?"
 grep -c '^Tasks:' top.out
 grep -c '^MiB Mem' top.out
 grep -q " top *$" top.out && echo "top lists itself"
+
+# keyctl (keyutils): a session keyring of its own; a user key added, read, found, described
+# and revoked, and what the session keyring then shows. Serial numbers vary: shown as N.
+keyctl session - sh -c 'id=$(keyctl add user agent-token s3cret @s); keyctl print $id
+  keyctl search @s user agent-token >/dev/null && echo "keyctl: found"
+  keyctl rdescribe $id | cut -d";" -f1,4,5
+  keyctl revoke $id; keyctl print $id; echo "keyctl print after revoke: $?"
+  keyctl show @s | tail -n +2' 2>&1 | sed 's/[0-9][0-9]*/N/g'
 
 cd / && rm -rf "$work"
