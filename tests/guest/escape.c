@@ -36,6 +36,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "own_sandbox.h"
+
 static int failures;
 
 // err > 0: the call failed with it; 0: the call succeeded; < 0: nothing to add.
@@ -250,19 +252,6 @@ static void CheckKillInit(void) {
   } else {
     Pass("kill(-1, SIGTERM) from a child killed its guest sibling");
   }
-}
-
-// True in a sandbox of our own: this process is PID 1 of its PID namespace (an OCI
-// container's process), or the child of the Sentry's own init (sentry-run's command).
-static int InOwnSandbox(void) {
-  if (getpid() == 1) return 1;
-  if (getppid() != 1) return 0;
-  char comm[32] = {0};
-  FILE* f = fopen("/proc/1/comm", "r");
-  if (f == NULL) return 0;
-  int ok = fgets(comm, sizeof comm, f) != NULL && strcmp(comm, "sentry-init\n") == 0;
-  fclose(f);
-  return ok;
 }
 
 int main(int argc, char** argv) {

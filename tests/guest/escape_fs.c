@@ -52,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "own_sandbox.h"
+
 static int failures;
 
 static void Pass(const char* what) { printf("ok: %s\n", what); }
@@ -743,19 +745,6 @@ static int HostSwap(const char* dir, const char* secret, double seconds) {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-// True in a sandbox of our own: this process is PID 1 of its PID namespace (an OCI
-// container's process), or the child of the Sentry's own init (sentry-run's command).
-static int InOwnSandbox(void) {
-  if (getpid() == 1) return 1;
-  if (getppid() != 1) return 0;
-  char comm[32] = {0};
-  FILE* f = fopen("/proc/1/comm", "r");
-  if (f == NULL) return 0;
-  int ok = fgets(comm, sizeof comm, f) != NULL && strcmp(comm, "sentry-init\n") == 0;
-  fclose(f);
-  return ok;
-}
 
 static int GuestMain(const char* secret, const char* host_root) {
   if (!InOwnSandbox()) {

@@ -6,45 +6,10 @@
 #include "gtest/gtest.h"
 #include "sentry/base/guest_memory.h"
 #include "sentry/mm/memory_manager.h"
+#include "tests/unit/null_platform.h"
 
 namespace sentry::mm {
 namespace {
-
-// An address space that accepts every change and maps nothing.
-class AcceptingAddressSpace final : public platform::AddressSpace {
- public:
-  size_t ReadMemory(GuestAddr, std::span<uint8_t>) override { return 0; }
-  size_t WriteMemory(GuestAddr, std::span<const uint8_t>) override { return 0; }
-  Result<uint64_t> Map(platform::Context&, GuestAddr addr, uint64_t, int, int, int,
-                       uint64_t) override {
-    return addr.value();
-  }
-  Result<void> Unmap(platform::Context&, GuestAddr, uint64_t) override { return Ok(); }
-  Result<void> Protect(platform::Context&, GuestAddr, uint64_t, int) override { return Ok(); }
-  Result<uint64_t> Remap(platform::Context&, GuestAddr, uint64_t, uint64_t, int,
-                         GuestAddr new_addr) override {
-    return new_addr.value();
-  }
-  Result<void> Advise(platform::Context&, GuestAddr, uint64_t, int) override { return Ok(); }
-  const std::vector<std::pair<uint64_t, uint64_t>>& Reserved() const override { return none_; }
-  uint64_t VdsoBase() const override { return 0; }
-
- private:
-  std::vector<std::pair<uint64_t, uint64_t>> none_;
-};
-
-class IdleContext final : public platform::Context {
- public:
-  platform::Trap Switch(platform::Registers&) override { return {}; }
-  void Interrupt() override {}
-  Result<std::vector<uint8_t>> GetFpState() override { return std::vector<uint8_t>(); }
-  Result<void> SetFpState(std::span<const uint8_t>) override { return Ok(); }
-  Result<int> CloneThread() override { return Errno(ENOSYS); }
-  Result<int> ForkAddressSpace() override { return Errno(ENOSYS); }
-  std::shared_ptr<platform::AddressSpace> address_space() override { return nullptr; }
-  void Kill() override {}
-  int host_tid() const override { return 0; }
-};
 
 constexpr int kRw = PROT_READ | PROT_WRITE;
 constexpr int kPrivate = MAP_PRIVATE | MAP_ANONYMOUS;
@@ -70,10 +35,10 @@ class CommitTest : public ::testing::Test {
     return r.ok() ? *r : 0;
   }
 
-  IdleContext ctx_;
+  NullContext ctx_;
   uint64_t base_ = GuestMemory::Global().committed_pages();
   std::shared_ptr<MemoryManager> mm_ =
-      std::make_shared<MemoryManager>(std::make_shared<AcceptingAddressSpace>());
+      std::make_shared<MemoryManager>(std::make_shared<NullAddressSpace>());
 };
 
 TEST_F(CommitTest, PrivateWritableCountsSharedReadOnlyAndNoreserveDoNot) {
@@ -131,7 +96,7 @@ TEST_F(CommitTest, BrkChargesAndGivesBack) {
 
 TEST_F(CommitTest, ForkChargesTheCopyAndExitGivesItBack) {
   Map(3, kRw, kPrivate);
-  auto child = mm_->Fork(std::make_shared<AcceptingAddressSpace>());
+  auto child = mm_->Fork(std::make_shared<NullAddressSpace>());
   EXPECT_EQ(Charged(), 6u);
   child.reset();
   EXPECT_EQ(Charged(), 3u);
