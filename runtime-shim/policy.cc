@@ -13,6 +13,7 @@
 
 #include "netstack/policy.h"
 #include "nlohmann/json.hpp"
+#include "runtime-shim/path_glob.h"
 #include "runtime-shim/supervisor.h"
 #include "sentry/base/status.h"
 #include "vfs/mem_inode.h"
@@ -76,16 +77,19 @@ class PolicyReader {
     }
   }
 
-  // An array of absolute paths or "~/..." (no globs, no trailing '/'), into `out`; with
-  // `relative`, also paths relative to the writable roots (without "..").
+  // An array of absolute paths or "~/..." (no trailing '/'), into `out`; with `relative`,
+  // also paths relative to the writable roots (without ".."); with `globs`, globs too
+  // (path_glob.h).
   absl::Status Paths(const Json& v, const std::string& key, std::vector<std::string>& out,
-                     bool relative = false) {
+                     bool relative, bool globs) {
     SENTRY_RETURN_IF_ERROR(Strings(v, key, out));
     for (size_t i = 0; i < out.size(); i++) {
       std::string at = key + "[" + std::to_string(i) + "]";
       std::string& path = out[i];
-      if (path.find_first_of("*?[") != std::string::npos) {
-        return Fail(at, "globs are not supported yet");
+      if (HasGlob(path)) {
+        if (!globs) return Fail(at, "globs are not supported here");
+        std::string bad = CheckGlob(path);
+        if (!bad.empty()) return Fail(at, "bad glob: " + bad);
       }
       while (path.size() > 1 && path.back() == '/') path.pop_back();
       bool absolute = !path.empty() && (path[0] == '/' || path == "~" || path.rfind("~/", 0) == 0);
@@ -116,24 +120,26 @@ class PolicyReader {
     }
     if (fs.contains("allowWrite")) {
       SENTRY_RETURN_IF_ERROR(
-          Paths(fs["allowWrite"], "filesystem.allowWrite", p_.allow_write, /*relative=*/true));
+          Paths(fs["allowWrite"], "filesystem.allowWrite", p_.allow_write, /*relative=*/true,
+                /*globs=*/false));
       for (auto& path : p_.allow_write) {
         if (path == "~" || path.rfind("~/", 0) == 0) path = CallerHome() + path.substr(1);
       }
     }
     if (fs.contains("denyRead")) {
       std::vector<std::string> more;
-      SENTRY_RETURN_IF_ERROR(Paths(fs["denyRead"], "filesystem.denyRead", more));
+      SENTRY_RETURN_IF_ERROR(Paths(fs["denyRead"], "filesystem.denyRead", more, false, true));
       AddNew(more, p_.deny_read);
     }
     if (fs.contains("denyWrite")) {
       std::vector<std::string> more;
       SENTRY_RETURN_IF_ERROR(
-          Paths(fs["denyWrite"], "filesystem.denyWrite", more, /*relative=*/true));
+          Paths(fs["denyWrite"], "filesystem.denyWrite", more, /*relative=*/true, /*globs=*/true));
       AddNew(more, p_.deny_write);
     }
     if (fs.contains("allowRead")) {
-      SENTRY_RETURN_IF_ERROR(Paths(fs["allowRead"], "filesystem.allowRead", p_.allow_read));
+      SENTRY_RETURN_IF_ERROR(
+          Paths(fs["allowRead"], "filesystem.allowRead", p_.allow_read, false, true));
     }
     return absl::OkStatus();
   }
@@ -263,6 +269,38 @@ namespace {
 
 bool Unlimited(const std::string& text) { return text == "none" || text == "unlimited"; }
 
+// FindProtectedFiles for denyWrite entries that may be globs: an absolute glob stands for the
+// paths it matches; a relative one, in each writable root, for its matches there (relative
+// to that root, so that only names inside the root are protected on the way).
+ProtectedFiles FindProtectedGlobs(const std::vector<std::string>& paths,
+                                  const std::vector<std::string>& roots) {
+  std::vector<std::string> plain;
+  ProtectedFiles out;
+  auto add = [&out](ProtectedFiles more) {
+    out.files.insert(out.files.end(), more.files.begin(), more.files.end());
+    out.names.insert(out.names.end(), more.names.begin(), more.names.end());
+  };
+  for (const auto& p : paths) {
+    if (!HasGlob(p)) {
+      plain.push_back(p);
+    } else if (p[0] == '/') {
+      for (auto& m : ExpandGlob(p)) plain.push_back(std::move(m));
+    } else {
+      for (const auto& root : roots) {
+        std::vector<std::string> rel;
+        for (const auto& m : ExpandGlob(root + "/" + p)) rel.push_back(m.substr(root.size() + 1));
+        if (!rel.empty()) add(FindProtectedFiles(rel, {root}));
+      }
+    }
+  }
+  add(FindProtectedFiles(plain, roots));
+  std::sort(out.files.begin(), out.files.end());
+  out.files.erase(std::unique(out.files.begin(), out.files.end()), out.files.end());
+  std::sort(out.names.begin(), out.names.end());
+  out.names.erase(std::unique(out.names.begin(), out.names.end()), out.names.end());
+  return out;
+}
+
 // A positive integer no greater than `max`, or nullopt.
 std::optional<int64_t> Count(const std::string& text, int64_t max) {
   if (text.empty() || !isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
@@ -380,11 +418,11 @@ absl::Status ApplyPolicy(const Policy& p, SandboxOptions& opts) {
       protect.push_back(path);
     }
   }
-  ProtectedFiles pf = FindProtectedFiles(protect, writable_roots);
+  ProtectedFiles pf = FindProtectedGlobs(protect, writable_roots);
   opts.protected_files = std::move(pf.files);
   opts.protected_names = std::move(pf.names);
-  opts.hidden_files =
-      HiddenFiles(ExpandHomes(p.deny_read, homes), ExpandHomes(p.allow_read, homes));
+  opts.hidden_files = HiddenFiles(ExpandGlobs(ExpandHomes(p.deny_read, homes)),
+                                  ExpandGlobs(ExpandHomes(p.allow_read, homes)));
   opts.net_host = p.net_host;
   std::string err;
   for (const auto& r : p.allowed_domains)

@@ -255,6 +255,19 @@ check "denyRead from the file: $other/secret.txt is absent" \
 printf '{"filesystem": {"allowRead": ["~/.ssh"]}}\n' >"$base/allow-ssh.json"
 out=$(run --policy "$base/allow-ssh.json" -- "cat ~/.ssh/id_ed25519")
 check "allowRead of a whole default entry re-opens it" has "$out" "$token"
+# Globs: `*` also matches a leading dot, `**` any depth; expanded at start-up.
+mkdir -p "$other/keys/sub/deep" || exit 2
+echo "pem-$token" >"$other/keys/a.pem"
+echo "pem-$token" >"$other/keys/sub/deep/.b.pem"
+echo plain >"$other/keys/sub/c.txt"
+printf '{"filesystem": {"denyRead": ["%s/keys/**/*.pem"]}}\n' "$other" >"$base/glob-read.json"
+out=$(run --policy "$base/glob-read.json" -- "cat $other/keys/a.pem $other/keys/sub/deep/.b.pem \
+  $other/keys/sub/c.txt 2>&1; ls -A $other/keys/sub/deep | wc -l")
+check "denyRead glob: no .pem file is read, at any depth" eval '! grep -q "pem-$token" <<<"$out"'
+check "denyRead glob: a matching dot file is absent" \
+  grep -q "deep/.b.pem: No such file or directory" <<<"$out"
+check "denyRead glob: what it does not match stays readable" has "$out" "plain"
+check "denyRead glob: the listing leaves the match out" has "$out" "0"
 out=$("$sentry_run" --print-policy)
 check "--print-policy lists the default denyRead" \
   python3 -c 'import json,sys; d=json.loads(sys.argv[1])["filesystem"]["denyRead"]
@@ -303,6 +316,17 @@ check "the defaults still hold with a policy file" has "$out" "bashrc=[1-9][0-9]
 check ".envrc unchanged on the host" test "$(cat "$pws/.envrc")" = orig
 out=$(run --fs=scratch --workspace "$pws" -- "$protect_script")
 check "protected under --fs=scratch too" has "$out" "gitconfig=[1-9][0-9]*"
+mkdir -p "$pws/app/deep" && echo orig >"$pws/.env.local" && echo orig >"$pws/app/deep/.env.prod"
+echo orig >"$pws/app/deep/config"
+printf '{"filesystem": {"denyWrite": ["**/.env*"]}}\n' >"$base/glob-write.json"
+out=$(run --policy "$base/glob-write.json" --workspace "$pws" -- "cd $pws
+  echo x >> .env.local; echo \"top=\$?\"; echo x >> app/deep/.env.prod; echo \"deep=\$?\"
+  echo x >> app/deep/config; echo \"other=\$?\"")
+check "denyWrite glob **/.env*: at the top refused" has "$out" "top=[1-9][0-9]*"
+check "denyWrite glob **/.env*: deeper refused too" has "$out" "deep=[1-9][0-9]*"
+check "denyWrite glob: other files stay writable" has "$out" "other=0"
+check "denyWrite glob: the protected files are unchanged on the host" \
+  test "$(cat "$pws/.env.local" "$pws/app/deep/.env.prod")" = "$(printf 'orig\norig')"
 rm -rf "$base/gitinit" && mkdir "$base/gitinit"
 out=$(run --workspace "$base/gitinit" -- "cd $base/gitinit && git init -q . && echo init-ok")
 check "git init in an empty workspace works (.git/config is protected only if it exists)" \
@@ -351,7 +375,7 @@ bad unknown-key '{"filesystem": {"readOnly": true, "writeEverything": true}}' \
   "filesystem.writeEverything: unknown key"
 bad unknown-section '{"sandbox": {}}' "sandbox: unknown key"
 bad glob '{"filesystem": {"allowWrite": ["/tmp/*.log"]}}' \
-  "filesystem.allowWrite[0]: globs are not supported yet"
+  "filesystem.allowWrite[0]: globs are not supported here"
 bad read-only '{"filesystem": {"readOnly": "yes"}}' \
   "filesystem.readOnly: expected true, false or \"scratch\""
 bad net-rule '{"network": {"mode": "host", "deniedDomains": ["10.0.0.0/99"]}}' \
@@ -360,8 +384,10 @@ bad pids '{"limits": {"pids": -1}}' "limits.pids: expected a positive integer"
 bad cpus '{"limits": {"cpus": 2}}' "limits.cpus: not supported yet"
 bad deny-write '{"filesystem": {"denyWrite": ["../.bashrc"]}}' \
   "filesystem.denyWrite[0]: expected a path, without \"..\""
-bad deny-read-glob '{"filesystem": {"denyRead": ["~/.ssh", "~/*.pem"]}}' \
-  "filesystem.denyRead[1]: globs are not supported yet"
+bad deny-read-glob '{"filesystem": {"denyRead": ["~/.ssh", "~/[ab.pem"]}}' \
+  "filesystem.denyRead[1]: bad glob: unbalanced '['"
+bad deny-read-starstar '{"filesystem": {"denyRead": ["/srv/a**"]}}' \
+  "filesystem.denyRead[0]: bad glob: '**' must be a whole path component"
 bad allow-read-relative '{"filesystem": {"allowRead": ["secrets"]}}' \
   "filesystem.allowRead[0]: expected an absolute path or ~/..."
 bad env-set '{"env": {"set": {"A": 1}}}' "env.set.A: expected a string"
