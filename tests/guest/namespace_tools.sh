@@ -9,6 +9,8 @@
 # 2. `unshare -m` with a read-only remount of that tmpfs: the write fails with EROFS.
 # 3. `unshare -u sh -c 'hostname inner; hostname'`, and the outer hostname is unchanged.
 # 4. `unshare -i` with `ipcmk`/`ipcs`: a queue made inside is not seen outside.
+# 6. In the sandbox only: remounts, binds and moves never make its locked read-only root
+#    writable.
 # 5. `bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp -- sh -c 'echo ok; ...'` if
 #    bubblewrap is installed (tools/setup.sh installs it).
 # Natively this needs root (CAP_SYS_ADMIN); skipped (77) otherwise.
@@ -57,6 +59,21 @@ if command -v bwrap >/dev/null 2>&1; then
   same bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp -- sh -c 'echo ok; ls /tmp | wc -l; test -c /dev/null && echo dev'
 else
   echo "note: bwrap is not installed; its case was not run"
+fi
+# Sandbox only (natively the root is writable): no remount, bind or move inside the guest
+# makes the read-only root that sentry-run locked writable, and nothing reaches the host.
+probe=/usr/.sentry-ns-probe-$$
+out=$(timeout 60 "$sentry_run" --platform="$platform" -- unshare -m sh -c "
+  mount -o remount,rw / 2>/dev/null && echo remounted
+  mount --bind /usr $dir && mount -o remount,bind,rw $dir 2>/dev/null && echo rebound
+  mount --move $dir /mnt 2>/dev/null; mount -o remount,rw /mnt 2>/dev/null && echo moved
+  touch $dir/.sentry-ns-probe-$$ /mnt/.sentry-ns-probe-$$ $probe 2>/dev/null && echo wrote
+  cut -d' ' -f2,4 /proc/self/mounts | grep -c '^/ ro,'" 2>&1)
+if [ "$out" != "1" ] || [ -e "$probe" ]; then
+  echo "FAIL ($platform): the locked read-only root became writable: $out"
+  fail=1
+else
+  echo "ok: the locked read-only root stays read-only through remount, bind and move"
 fi
 [ "$fail" -eq 0 ] && echo "PASS: $n commands alike natively and on $platform"
 exit "$fail"
