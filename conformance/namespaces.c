@@ -373,6 +373,20 @@ static void umount_child(void) {
 
 TEST(umount) { in_child(umount_child); }
 
+// Mount points with spaces, tabs and backslashes show as octal escapes.
+static void mangle_child(void) {
+  char a[NS_BASE], shown[PATH_MAX];
+  new_mount_ns();
+  mount_tmpfs("sp ace\\tab\t");
+  path_in_tmp(a, "sp ace\\tab\t");
+  snprintf(shown, sizeof(shown), "%s/sp\\040ace\\134tab\\011", tmp);
+  CHECK(mountinfo("/proc/self/mountinfo", shown, NULL, NULL));
+  CHECK_OK(umount2(a, 0));
+  CHECK(!mountinfo("/proc/self/mountinfo", shown, NULL, NULL));
+}
+
+TEST(mangled_names) { in_child(mangle_child); }
+
 static void pivot_child(void) {
   char nr[NS_BASE], p[PATH_MAX], old_tmp[PATH_MAX];
   new_mount_ns();
@@ -604,6 +618,7 @@ int main(int argc, char **argv) {
   RUN(bind_and_propagation);
   RUN(move);
   RUN(umount);
+  RUN(mangled_names);
   RUN(pivot_root);
   RUN(uts);
   RUN(ipc);

@@ -3,7 +3,7 @@
 // tree shared by every namespace, one mount table per namespace.
 #include <sys/sysmacros.h>
 
-#include <set>
+#include <cstdio>
 
 #include "vfs/nsfs.h"
 #include "vfs/vfs.h"
@@ -17,6 +17,22 @@ bool DentryUnder(const Dentry* d, const Dentry* anc, const DentryRef& (*parent)(
     if (d == anc) return true;
   }
   return false;
+}
+
+// A path as /proc/PID/mounts and mountinfo show it: space, tab, newline and backslash as
+// octal escapes, as Linux's mangle(), so that the fields can be split on spaces.
+std::string Mangle(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
+      char buf[5];
+      snprintf(buf, sizeof(buf), "\\%03o", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -336,12 +352,12 @@ std::string Vfs::Mounts(const MountNamespace& ns, const Path& root, bool info) {
     absl::MutexLock l(&mu_);
     for (const MountRef& m : ns.all_) {
       if (m != root.mnt && !Reachable({m, m->root_}, root)) continue;  // outside a chroot
-      Line x{m, m->parent_ ? PathStringLocked(root, {m->parent_, m->mountpoint_}) : "/", "", "",
-             m->parent_ ? m->parent_->id_ : m->id_};
+      std::string where = m->parent_ ? PathStringLocked(root, {m->parent_, m->mountpoint_}) : "/";
+      Line x{m, Mangle(where), "", "", m->parent_ ? m->parent_->id_ : m->id_};
       for (const Dentry* d = m->root_.get(); d->parent_; d = d->parent_.get()) {
         x.fs_root = "/" + d->name_ + x.fs_root;
       }
-      if (x.fs_root.empty()) x.fs_root = "/";
+      x.fs_root = x.fs_root.empty() ? "/" : Mangle(x.fs_root);
       if (m->propagation_ == MS_SHARED) x.optional += " shared:" + std::to_string(m->peer_group_);
       if (m->master_) x.optional += " master:" + std::to_string(m->master_);
       if (m->propagation_ == MS_UNBINDABLE) x.optional += " unbindable";
