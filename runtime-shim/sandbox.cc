@@ -392,7 +392,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   }
   if (!opts.hostname.empty()) {
     absl::MutexLock l(&k.mu());
-    k.hostname = opts.hostname;
+    k.init_uts().hostname = opts.hostname;
   }
   k.set_dispatch(&syscalls::Dispatch);
   bool auditing = opts.audit_fd >= 0 || opts.audit_summary;

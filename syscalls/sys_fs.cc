@@ -1,5 +1,5 @@
 // Changing the file tree: mkdir, mknod, unlink, rename, link, symlink; attributes (chmod,
-// chown, utimes, truncate); fsync, statfs, xattrs, mount.
+// chown, utimes, truncate); fsync, statfs, xattrs. mount and umount are in sys_mount.cc.
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <sys/mount.h>
@@ -535,89 +535,6 @@ Result<uint64_t> SysLremovexattr(Task& t, GuestAddr path, GuestAddr name) {
 }
 Result<uint64_t> SysFremovexattr(Task& t, int fd, GuestAddr name) {
   return DoRemovexattr(t, SENTRY_TRY(FilePlace(t, fd)), name);
-}
-
-namespace {
-
-struct TmpfsOptions {
-  uint32_t mode = 01777;
-  uint32_t uid = 0;
-  uint32_t gid = 0;
-  uint64_t size = 0;  // 0: only the sandbox-wide budget
-};
-
-// tmpfs's mount data: "size=,mode=,uid=,gid=" (nr_inodes=, nr_blocks= and huge= are taken and
-// not applied: inodes are not limited here, and there are no huge pages). EINVAL for any
-// other option, as Linux.
-Result<TmpfsOptions> ParseTmpfsOptions(const std::string& data) {
-  TmpfsOptions o;
-  auto number = [](const std::string& v, int base) -> Result<uint64_t> {
-    if (v.empty()) return Errno(EINVAL);
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long n = strtoull(v.c_str(), &end, base);
-    if (errno != 0 || *end != '\0' || n > UINT32_MAX) return Errno(EINVAL);
-    return static_cast<uint64_t>(n);
-  };
-  size_t i = 0;
-  while (i < data.size()) {
-    size_t j = data.find(',', i);
-    if (j == std::string::npos) j = data.size();
-    std::string opt = data.substr(i, j - i);
-    i = j + 1;
-    if (opt.empty()) continue;
-    size_t eq = opt.find('=');
-    std::string key = opt.substr(0, eq), val = eq == std::string::npos ? "" : opt.substr(eq + 1);
-    if (key == "size") {
-      o.size = SENTRY_TRY(vfs::ParseTmpfsSize(val));
-    } else if (key == "mode") {
-      o.mode = static_cast<uint32_t>(SENTRY_TRY(number(val, 8)) & 07777);
-    } else if (key == "uid") {
-      o.uid = static_cast<uint32_t>(SENTRY_TRY(number(val, 10)));
-    } else if (key == "gid") {
-      o.gid = static_cast<uint32_t>(SENTRY_TRY(number(val, 10)));
-    } else if (key != "nr_inodes" && key != "nr_blocks" && key != "huge") {
-      return Errno(EINVAL);
-    }
-  }
-  return o;
-}
-
-}  // namespace
-
-// mount(2): new tmpfs instances and bind mounts inside the sandbox; MS_REMOUNT of flags.
-Result<uint64_t> SysMount(Task& t, GuestAddr source_addr, GuestAddr target_addr,
-                          GuestAddr type_addr, uint64_t flags, GuestAddr data_addr) {
-  vfs::Context ctx = t.VfsContext();
-  if (!ctx.creds.Capable(CAP_SYS_ADMIN)) return Errno(EPERM);
-  vfs::Path target = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, target_addr, 0));
-  int mflags = static_cast<int>(flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
-  if (flags & MS_BIND) {
-    vfs::Path source = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, source_addr, 0));
-    SENTRY_TRY(V(t).BindAt(target, source, mflags));
-    return 0;
-  }
-  if (flags & (MS_REMOUNT | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE | MS_MOVE)) {
-    return Errno(EINVAL);  // partial: propagation and moves are not modelled
-  }
-  std::string type = SENTRY_TRY(t.CopyInString(type_addr));
-  std::string source = source_addr.IsNull() ? "none" : SENTRY_TRY(t.CopyInString(source_addr));
-  if (type != "tmpfs") return Errno(ENODEV);
-  TmpfsOptions o;
-  if (!data_addr.IsNull()) o = SENTRY_TRY(ParseTmpfsOptions(SENTRY_TRY(t.CopyInString(data_addr))));
-  SENTRY_TRY(V(t).MountAt(target, vfs::NewTmpfs(o.mode, o.uid, o.gid, o.size), "tmpfs", source,
-                          mflags));
-  return 0;
-}
-
-Result<uint64_t> SysUmount2(Task& t, GuestAddr target_addr, int flags) {
-  if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW)) return Errno(EINVAL);
-  vfs::Context ctx = t.VfsContext();
-  if (!ctx.creds.Capable(CAP_SYS_ADMIN)) return Errno(EPERM);
-  vfs::Path target = SENTRY_TRY(
-      ResolveAt(t, ctx, AT_FDCWD, target_addr, (flags & UMOUNT_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0));
-  SENTRY_TRY(V(t).Umount(ctx, target));
-  return 0;
 }
 
 }  // namespace sentry::syscalls

@@ -6,6 +6,9 @@
 #include "syscalls/common.h"
 
 namespace sentry::syscalls {
+
+// The caller's IPC namespace.
+static kernel::IpcNamespace& Ipc(Task& t) { return *t.ns().ipc->ipc; }
 namespace {
 
 constexpr unsigned kMqPrioMax = 32768;  // MQ_PRIO_MAX
@@ -58,14 +61,14 @@ Result<uint64_t> SysMqOpen(Task& t, GuestAddr name_addr, int flags, uint32_t mod
   r.gid = c.gid;
   r.groups = c.groups;
   r.caps = c.caps;
-  vfs::FileRef f = SENTRY_TRY(t.kernel().ipc().mq.Open(r));
+  vfs::FileRef f = SENTRY_TRY(Ipc(t).mq.Open(r));
   // Message queue descriptors are always close-on-exec on Linux.
   return t.fds().Add(std::move(f), true, 0, NofileLimit(t));
 }
 
 Result<uint64_t> SysMqUnlink(Task& t, GuestAddr name_addr) {
   std::string name = SENTRY_TRY(CopyInName(t, name_addr));
-  SENTRY_TRY(t.kernel().ipc().mq.Unlink(name));
+  SENTRY_TRY(Ipc(t).mq.Unlink(name));
   return 0;
 }
 

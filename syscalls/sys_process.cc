@@ -35,7 +35,8 @@ constexpr uint64_t kCloneIntoCgroup = uint64_t{1} << 33;
 constexpr uint64_t kSupportedCloneFlags =
     CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
     CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_VFORK |
-    CLONE_PARENT | CLONE_DETACHED | CLONE_IO | CLONE_PIDFD | CSIGNAL | kCloneClearSighand;
+    CLONE_PARENT | CLONE_DETACHED | CLONE_IO | CLONE_PIDFD | CSIGNAL | kCloneClearSighand |
+    kernel::kSupportedNsFlags;
 
 // CLONE_PIDFD's checks (copy_process, kernel_clone), before anything is created. The pidfd
 // word is probed for writing now, so that an EFAULT leaves no child behind.
@@ -76,7 +77,10 @@ void CloneKeyrings(Task& t, Task& child, bool thread) {
 
 Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid,
                          GuestAddr child_tid, uint64_t tls, GuestAddr pidfd_addr = {}) {
-  if (flags & ~kSupportedCloneFlags) return Errno(EINVAL);  // namespaces: not yet
+  // User, PID and network namespaces: EINVAL, as a kernel built without them.
+  if (flags & ~kSupportedCloneFlags) return Errno(EINVAL);
+  if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS)) return Errno(EINVAL);
+  if ((flags & CLONE_NEWIPC) && (flags & CLONE_SYSVSEM)) return Errno(EINVAL);
   if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) return Errno(EINVAL);
   if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM)) return Errno(EINVAL);
   if ((flags & CLONE_SETTLS) && tls >= kTaskSizeMax) return Errno(EPERM);
@@ -88,6 +92,11 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     absl::MutexLock l(&k.mu());
     uint64_t nproc = t.tg().rlimits[RLIMIT_NPROC].cur;
     if (k.tasks().size() >= std::min<uint64_t>(nproc, k.max_tasks())) return Errno(EAGAIN);
+  }
+  auto child_fs = (flags & CLONE_FS) ? t.fs_ : std::make_shared<kernel::FsContext>(t.fs());
+  kernel::NamespacesRef child_ns = t.ns_;
+  if (flags & kernel::kAllNsFlags) {
+    child_ns = SENTRY_TRY(kernel::NewNamespaces(t, flags, *child_fs));
   }
   std::shared_ptr<kernel::Task> child;
   {
@@ -166,6 +175,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     child->sched_ = t.sched_.ForChild();
     child->personality_ = t.personality_;
     child->mempolicy_ = t.mempolicy_;
+    child->ns_ = child_ns;
     child->seccomp_ = t.seccomp_;
     child->seccomp_on_.store(t.seccomp_on_.load());
     CloneKeyrings(t, *child, thread);
@@ -179,7 +189,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   if (stack) child->regs_.rsp = stack;
   if (flags & CLONE_SETTLS) child->regs_.fs_base = tls;
   child->fds_ = (flags & CLONE_FILES) ? t.fds_ : t.fds().Fork();
-  child->fs_ = (flags & CLONE_FS) ? t.fs_ : std::make_shared<kernel::FsContext>(t.fs());
+  child->fs_ = std::move(child_fs);
   if (share_vm) {
     child->mm_ = t.mm_;
   } else {
@@ -669,8 +679,8 @@ Result<uint64_t> SysUname(Task& t, GuestAddr buf) {
   strcpy(u.sysname, "Linux");
   {
     absl::MutexLock l(&t.kernel().mu());
-    strncpy(u.nodename, t.kernel().hostname.c_str(), 64);
-    strncpy(u.domainname, t.kernel().domainname.c_str(), 64);
+    strncpy(u.nodename, t.ns().uts->hostname.c_str(), 64);
+    strncpy(u.domainname, t.ns().uts->domainname.c_str(), 64);
   }
   snprintf(u.release, sizeof(u.release), "%s", kernel::OsRelease().c_str());
   strcpy(u.version, "#1 SMP sentry");
@@ -679,7 +689,7 @@ Result<uint64_t> SysUname(Task& t, GuestAddr buf) {
   return 0;
 }
 
-// sethostname/setdomainname: the sandbox's own UTS names (CAP_SYS_ADMIN, at most 64 bytes).
+// sethostname/setdomainname: the UTS namespace's names (CAP_SYS_ADMIN, at most 64 bytes).
 Result<uint64_t> SetUtsName(Task& t, GuestAddr name, int len, bool host) {
   if (len < 0 || len > 64) return Errno(EINVAL);
   {
@@ -690,7 +700,8 @@ Result<uint64_t> SetUtsName(Task& t, GuestAddr name, int len, bool host) {
   if (len) SENTRY_TRY(t.CopyInBytes(name, {reinterpret_cast<uint8_t*>(v.data()), v.size()}));
   v = v.c_str();  // Linux keeps the bytes up to the first NUL
   absl::MutexLock l(&t.kernel().mu());
-  (host ? t.kernel().hostname : t.kernel().domainname) = v;
+  kernel::UtsNamespace& uts = *t.ns().uts;
+  (host ? uts.hostname : uts.domainname) = v;
   return 0;
 }
 

@@ -85,6 +85,9 @@ Result<uint64_t> SysLremovexattr(Task& t, GuestAddr path, GuestAddr name);
 Result<uint64_t> SysFremovexattr(Task& t, int fd, GuestAddr name);
 Result<uint64_t> SysMount(Task& t, GuestAddr source, GuestAddr target, GuestAddr type, uint64_t flags, GuestAddr data);
 Result<uint64_t> SysUmount2(Task& t, GuestAddr target, int flags);
+Result<uint64_t> SysPivotRoot(Task& t, GuestAddr new_root, GuestAddr put_old);
+Result<uint64_t> SysUnshare(Task& t, uint64_t flags);
+Result<uint64_t> SysSetns(Task& t, int fd, int nstype);
 Result<uint64_t> SysChroot(Task& t, GuestAddr path);
 Result<uint64_t> SysClockGetres(Task& t, int clock, GuestAddr tp);
 Result<uint64_t> SysGetitimer(Task& t, int which, GuestAddr value);
@@ -374,7 +377,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(53, "socketpair", SysSocketpair, "AF_UNIX (stream, dgram, seqpacket); others EOPNOTSUPP/EAFNOSUPPORT as Linux", Arg::kInt, Arg::kHex, Arg::kInt, Arg::kPtr),
     PARTIAL(54, "setsockopt", SysSetsockopt, "SOL_SOCKET options kept and honoured where they matter here (timeouts, buffers, linger, reuse, passcred); TCP/IP/IPv6 options are stored and read back; no multicast or filters (SO_ATTACH_FILTER: ENOPROTOOPT)", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kInt),
     PARTIAL(55, "getsockopt", SysGetsockopt, "as setsockopt; TCP_INFO fills the state and MSS only", Arg::kFd, Arg::kInt, Arg::kInt, Arg::kPtr, Arg::kPtr),
-    PARTIAL(56, "clone", SysClone, "no namespaces; CLONE_VM without CLONE_THREAD only with CLONE_VFORK; CLONE_PIDFD (with CLONE_THREAD: a thread pidfd, as Linux 6.9+)", Arg::kHex, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kHex),
+    PARTIAL(56, "clone", SysClone, "CLONE_NEWNS/NEWUTS/NEWIPC/NEWCGROUP/NEWTIME as unshare; CLONE_NEWUSER/NEWPID/NEWNET: EINVAL (no such namespaces yet); CLONE_VM without CLONE_THREAD only with CLONE_VFORK; CLONE_PIDFD (with CLONE_THREAD: a thread pidfd, as Linux 6.9+)", Arg::kHex, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kHex),
     FULL(57, "fork", SysFork),
     FULL(58, "vfork", SysVfork),
     FULL(59, "execve", SysExecve, Arg::kStr, Arg::kPtr, Arg::kPtr),
@@ -473,7 +476,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(152, "munlockall", SysMunlockall, "locks are recorded in the VMAs and accounted as Linux (VmLck, RLIMIT_MEMLOCK with ENOMEM/EPERM/EAGAIN, ENOMEM for holes, not inherited by fork) but host memory is neither locked nor pre-faulted"),
     UNIMPL(153, "vhangup", ""),
     UNIMPL(154, "modify_ldt", ""),
-    UNIMPL(155, "pivot_root", ""),
+    PARTIAL(155, "pivot_root", SysPivotRoot, "Linux's checks and order; the namespace's root mount has no parent here (Linux's sits on rootfs), so pivoting it makes the new root the namespace's root; the shared-propagation checks see recorded types", Arg::kStr, Arg::kStr),
     UNIMPL(156, "_sysctl", ""),
     PARTIAL(157, "prctl", SysPrctl, "PR_SET/GET_NAME, PDEATHSIG, CHILD_SUBREAPER, DUMPABLE (per process; cleared by id changes as Linux's commit_creds, no core dumps either way), NO_NEW_PRIVS, GET/SET_SECCOMP (as seccomp(2)), CAPBSET_READ/DROP, CAP_AMBIENT, KEEPCAPS, SECUREBITS (Linux 6.1's four flags); other options EINVAL", Arg::kInt, Arg::kHex, Arg::kHex, Arg::kHex, Arg::kHex),
     PARTIAL(158, "arch_prctl", SysArchPrctl, "ARCH_SET/GET_FS and _GS only", Arg::kHex, Arg::kPtr),
@@ -483,8 +486,8 @@ constexpr SyscallEntry kTable[] = {
     FULL(162, "sync", SysSync),
     UNIMPL(163, "acct", ""),
     PARTIAL(164, "settimeofday", SysSettimeofday, "the host clock is never set: EPERM after Linux's argument checks, as for a caller without CAP_SYS_TIME", Arg::kPtr, Arg::kPtr),
-    PARTIAL(165, "mount", SysMount, "tmpfs and bind mounts; no remount, move or propagation flags", Arg::kStr, Arg::kStr, Arg::kStr, Arg::kHex, Arg::kPtr),
-    FULL(166, "umount2", SysUmount2, Arg::kStr, Arg::kHex),
+    PARTIAL(165, "mount", SysMount, "new tmpfs, proc, sysfs and devpts (the sandbox's one devpts, newinstance or not), other types ENODEV; binds (MS_REC too); MS_REMOUNT sets the per-mount flags (ro, nosuid, nodev, noexec, atime modes), not the superblock's, so other mounts of one tmpfs stay writable, and tmpfs options are checked, not applied; MS_MOVE; propagation types recorded and shown in mountinfo, but no mount event propagates between peers or namespaces", Arg::kStr, Arg::kStr, Arg::kStr, Arg::kHex, Arg::kPtr),
+    PARTIAL(166, "umount2", SysUmount2, "the namespace's root is EINVAL (Linux remounts it read-only); MNT_FORCE acts as a plain umount (no network file systems)", Arg::kStr, Arg::kHex),
     UNIMPL(167, "swapon", ""),
     UNIMPL(168, "swapoff", ""),
     UNIMPL(169, "reboot", ""),
@@ -590,7 +593,7 @@ constexpr SyscallEntry kTable[] = {
     FULL(269, "faccessat", SysFaccessat, Arg::kFd, Arg::kStr, Arg::kOct),
     FULL(270, "pselect6", SysPselect6, Arg::kInt, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kPtr, Arg::kPtr),
     FULL(271, "ppoll", SysPpoll, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kPtr, Arg::kUint),
-    UNIMPL(272, "unshare", ""),
+    PARTIAL(272, "unshare", SysUnshare, "mount, UTS, IPC (SysV and POSIX mq), cgroup and time namespaces; cgroup and time ones are identities only (the cgroup view is / anyway; no timens_offsets); CLONE_NEWUSER, CLONE_NEWPID and CLONE_NEWNET: EINVAL, as a kernel without them", Arg::kHex),
     PARTIAL(273, "set_robust_list", SysSetRobustList, "the list is recorded; owner-death walking is not done yet", Arg::kPtr, Arg::kUint),
     FULL(274, "get_robust_list", SysGetRobustList, Arg::kInt, Arg::kPtr, Arg::kPtr),
     PARTIAL(275, "splice", SysSplice, "bytes are copied, not pages moved (SPLICE_F_MOVE/GIFT are hints); at most one pipe's worth per call", Arg::kFd, Arg::kPtr, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
@@ -626,7 +629,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(305, "clock_adjtime", ""),
     FULL(306, "syncfs", SysSyncfs, Arg::kFd),
     FULL(307, "sendmmsg", SysSendmmsg, Arg::kFd, Arg::kPtr, Arg::kUint, Arg::kHex),
-    UNIMPL(308, "setns", ""),
+    PARTIAL(308, "setns", SysSetns, "nsfs files of /proc/PID/ns and pidfds; the one user namespace cannot be re-entered (EINVAL, as Linux for one's own); no user, PID or network namespaces to join but the sandbox's own", Arg::kFd, Arg::kHex),
     PARTIAL(309, "getcpu", SysGetcpu, "the host CPU of the Sentry thread serving the call when the thread's mask allows it, else the mask's first CPU; node 0. The vDSO's getcpu (glibc's sched_getcpu) reports the host CPU of the stub, which may lie outside the mask", Arg::kPtr, Arg::kPtr, Arg::kPtr),
     PARTIAL(310, "process_vm_readv", SysProcessVmReadv, "through the target's memory manager, partial transfers and errnos as Linux; ptrace access is by uid/gid or euid 0 (dumpability is not tracked)", Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kUint, Arg::kHex),
     PARTIAL(311, "process_vm_writev", SysProcessVmWritev, "as process_vm_readv", Arg::kInt, Arg::kPtr, Arg::kUint, Arg::kPtr, Arg::kUint, Arg::kHex),
@@ -664,7 +667,7 @@ constexpr SyscallEntry kTable[] = {
     UNIMPL(432, "fsmount", ""),
     UNIMPL(433, "fspick", ""),
     PARTIAL(434, "pidfd_open", SysPidfdOpen, "PIDFD_NONBLOCK and PIDFD_THREAD (Linux 6.9); polls POLLIN at exit, POLLHUP once reaped, ENOENT for a non-leader without PIDFD_THREAD (as 6.9+)", Arg::kInt, Arg::kHex),
-    PARTIAL(435, "clone3", SysClone3, "argument checks as Linux, CLONE_PIDFD, CLONE_CLEAR_SIGHAND; set_tid, CLONE_INTO_CGROUP and namespaces refused (EINVAL)", Arg::kPtr, Arg::kUint),
+    PARTIAL(435, "clone3", SysClone3, "argument checks as Linux, CLONE_PIDFD, CLONE_CLEAR_SIGHAND; namespaces as clone; set_tid and CLONE_INTO_CGROUP refused (EINVAL)", Arg::kPtr, Arg::kUint),
     FULL(436, "close_range", SysCloseRange, Arg::kUint, Arg::kUint, Arg::kHex),
     PARTIAL(437, "openat2", SysOpenat2, "all RESOLVE_* flags; RESOLVE_CACHED refuses only O_CREAT/O_TRUNC/O_TMPFILE (EAGAIN); O_TMPFILE: EOPNOTSUPP as openat", Arg::kFd, Arg::kStr, Arg::kPtr, Arg::kUint),
     PARTIAL(438, "pidfd_getfd", SysPidfdGetfd, "ptrace access is by uid/gid or euid 0 (dumpability is not tracked)", Arg::kFd, Arg::kInt, Arg::kHex),

@@ -19,6 +19,8 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       keyutils
       # tests/guest/ptrace_tools.sh: the tracers it runs inside the sandbox
       strace gdb
+      # tests/guest/namespace_tools.sh: bwrap inside the sandbox (util-linux has unshare)
+      bubblewrap
       # tests/oci: a private dockerd (with its containerd and runc, to compare against) and a
       # busybox image built locally from busybox-static
       docker.io containerd busybox-static)

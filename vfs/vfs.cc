@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "vfs/inotify.h"
+#include "vfs/nsfs.h"
 #include "vfs/pipe.h"
 
 namespace sentry::vfs {
@@ -187,17 +188,20 @@ Result<void> CheckPermission(const Creds& c, const struct stat& st, int want) {
 }
 
 Vfs::Vfs(InodeRef root_inode, std::string fstype, std::string source, int flags) {
-  root_mount_ = std::make_shared<Mount>();
-  root_mount_->vfs_ = this;
-  root_mount_->id_ = next_mount_id_++;
-  root_mount_->flags_ = flags;
-  root_mount_->fstype_ = std::move(fstype);
-  root_mount_->source_ = std::move(source);
-  root_mount_->root_ = std::make_shared<Dentry>("", nullptr, std::move(root_inode));
-  all_mounts_.push_back(root_mount_);
+  init_ns_ = std::make_shared<MountNamespace>(this, NewNsInode());
+  MountRef root = NewMount(flags, std::move(fstype), std::move(source),
+                           std::make_shared<Dentry>("", nullptr, std::move(root_inode)));
+  absl::MutexLock l(&mu_);
+  root->id_ = next_mount_id_++;
+  root->ns_ = init_ns_.get();
+  init_ns_->root_ = root;
+  init_ns_->all_.push_back(std::move(root));
 }
 
-Path Vfs::Root() { return {root_mount_, root_mount_->root_}; }
+Path Vfs::Root() {
+  absl::MutexLock l(&mu_);
+  return {init_ns_->root_, init_ns_->root_->root_};
+}
 
 Result<DentryRef> Vfs::Child(const DentryRef& dir, const std::string& name, bool for_read) {
   for (int attempt = 0;; attempt++) {
@@ -251,8 +255,10 @@ void Vfs::Forget(const DentryRef& dir, const std::string& name) {
 
 Path Vfs::CrossMounts(Path p) {
   while (p.d->mount_count_ > 0) {
-    auto it = mounts_.find({p.mnt.get(), p.d.get()});
-    if (it == mounts_.end()) break;
+    MountNamespace* ns = p.mnt->ns_;
+    if (!ns) break;  // a detached mount shows no mounts below it
+    auto it = ns->mounts_.find({p.mnt.get(), p.d.get()});
+    if (it == ns->mounts_.end()) break;
     p = {it->second, it->second->root_};
   }
   return p;
@@ -668,68 +674,12 @@ Result<void> Vfs::Access(const Context& ctx, const Path& p, int mode) {
   return CheckPermission(ctx.creds, st, mode & 7);
 }
 
-// Puts `m` on top of whatever is mounted at `target`.
-void Vfs::AddMount(const Path& target, MountRef m) {
-  absl::MutexLock l(&mu_);
-  m->vfs_ = this;
-  m->id_ = next_mount_id_++;
-  Path top = CrossMounts(target);
-  m->parent_ = top.mnt;
-  m->mountpoint_ = top.d;
-  top.d->mount_count_++;
-  mounts_[{top.mnt.get(), top.d.get()}] = m;
-  all_mounts_.push_back(std::move(m));
-}
-
-Result<void> Vfs::MountAt(const Path& target, InodeRef root, std::string fstype,
-                          std::string source, int flags) {
-  if (!target.inode()->IsDir() || !root->IsDir()) return Errno(ENOTDIR);
-  auto m = std::make_shared<Mount>();
-  m->flags_ = flags;
-  m->fstype_ = std::move(fstype);
-  m->source_ = std::move(source);
-  m->root_ = std::make_shared<Dentry>("", nullptr, std::move(root));
-  AddMount(target, std::move(m));
-  return Ok();
-}
-
-Result<void> Vfs::BindAt(const Path& target, const Path& source, int flags) {
-  if (target.inode()->IsDir() != source.inode()->IsDir()) return Errno(ENOTDIR);
-  auto m = std::make_shared<Mount>();
-  m->flags_ = flags;
-  if (source.mnt->read_only_locked_) {
-    m->flags_ |= MS_RDONLY;
-    m->read_only_locked_ = true;
-  }
-  m->fstype_ = source.mnt->fstype_;
-  m->source_ = source.mnt->source_;
-  m->root_ = source.d;
-  AddMount(target, std::move(m));
-  return Ok();
-}
-
-void Vfs::LockReadOnly(const Path& p) {
-  p.mnt->flags_ |= MS_RDONLY;
-  p.mnt->read_only_locked_ = true;
-}
-
-Result<void> Vfs::Umount(const Context& ctx, const Path& target) {
-  absl::MutexLock l(&mu_);
-  if (target.d != target.mnt->root_) return Errno(EINVAL);
-  if (!target.mnt->parent_ || target == ctx.root) return Errno(EBUSY);
-  // Busy if something is mounted below it.
-  for (auto& [key, m] : mounts_) {
-    if (key.first == target.mnt.get()) return Errno(EBUSY);
-  }
-  const MountRef& m = target.mnt;
-  mounts_.erase({m->parent_.get(), m->mountpoint_.get()});
-  m->mountpoint_->mount_count_--;
-  std::erase(all_mounts_, m);
-  return Ok();
-}
-
 std::string Vfs::PathString(const Path& root, const Path& p) {
   absl::MutexLock l(&mu_);
+  return PathStringLocked(root, p);
+}
+
+std::string Vfs::PathStringLocked(const Path& root, const Path& p) {
   std::vector<const std::string*> parts;
   Path cur = p;
   while (!(cur == root)) {
@@ -746,31 +696,6 @@ std::string Vfs::PathString(const Path& root, const Path& p) {
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += "/" + **it;
   if (out.empty()) out = "/";
   if (p.d->deleted_) out += " (deleted)";
-  return out;
-}
-
-std::string Vfs::Mounts(const Path& root, bool info) {
-  std::vector<MountRef> all;
-  {
-    absl::MutexLock l(&mu_);
-    all = all_mounts_;
-  }
-  std::string out;
-  for (const MountRef& m : all) {
-    std::string where = m->parent_ ? PathString(root, {m->parent_, m->mountpoint_}) : "/";
-    std::string opts = m->read_only() ? "ro" : "rw";
-    if (info) {
-      uint64_t parent = m->parent_ ? m->parent_->id_ : m->id_;
-      // The device number stat(2) reports for files of this mount.
-      auto st = m->root_->inode()->Stat();
-      dev_t dev = st.ok() ? st->st_dev : 0;
-      out += std::to_string(m->id_) + " " + std::to_string(parent) + " " +
-             std::to_string(major(dev)) + ":" + std::to_string(minor(dev)) + " / " + where + " " + opts + ",relatime - " +
-             m->fstype_ + " " + m->source_ + " " + opts + "\n";
-    } else {
-      out += m->source_ + " " + where + " " + m->fstype_ + " " + opts + ",relatime 0 0\n";
-    }
-  }
   return out;
 }
 

@@ -36,6 +36,7 @@ Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs
       max_tasks_(DefaultTaskLimit(platform_->host_tasks_per_task())) {
   // Service threads start now: later a guest may have used up what the host gives.
   TimerQueue::Global();
+  init_ns_ = InitialNamespaces(*vfs_, ipc_);
   InstallTtyHost(*this);
   InstallAsyncHost(*this);
   netstack::SetCredentialSource(TaskSocketCreds);
@@ -115,6 +116,7 @@ absl::StatusOr<std::shared_ptr<Task>> Kernel::NewProcess(StartOptions& opts) {
   }
   vfs::Path root = vfs_->Root();
   task->fs_ = std::make_shared<FsContext>(root, root);
+  task->ns_ = init_ns_;
   vfs::Context ctx = task->VfsContext();
   auto cwd = vfs_->Resolve(ctx, root, opts.cwd, true);
   if (!cwd.ok() || !cwd->inode()->IsDir()) {
@@ -198,6 +200,7 @@ void Kernel::MakeSentryInit(const StartOptions& opts) {
   task->fds_ = std::make_shared<vfs::FdTable>();
   vfs::Path root = vfs_->Root();
   task->fs_ = std::make_shared<FsContext>(root, root);
+  task->ns_ = init_ns_;
   groups_[pid] = tg;
   Register(task);
 }

@@ -31,6 +31,7 @@
 #include "sentry/kernel/credentials.h"
 #include "sentry/kernel/ipc.h"
 #include "sentry/kernel/keys.h"
+#include "sentry/kernel/namespaces.h"
 #include "sentry/kernel/ptrace.h"
 #include "sentry/kernel/rseq.h"
 #include "sentry/kernel/sched.h"
@@ -219,6 +220,9 @@ class Task final : public Blocker {
   // The task whose host thread is calling (null outside task threads): /proc/self.
   static Task* Current();
   FsContext& fs() { return *fs_; }
+  // The task's namespaces (namespaces.h). Read by the task's own thread without a lock; by
+  // others under Kernel::mu_.
+  const Namespaces& ns() const { return *ns_; }
   // What path operations need: root, cwd, umask and the fs credentials.
   vfs::Context VfsContext();
   platform::Registers& regs() { return regs_; }
@@ -320,6 +324,7 @@ class Task final : public Blocker {
   uint32_t personality_ = 0;             // personality(2): inherited over clone, kept by execve
   MemPolicy mempolicy_;                  // set_mempolicy(2): inherited over clone, kept by execve
   TaskKeyrings keyrings_;                // keys.h; guarded by KeyTable::mu_
+  NamespacesRef ns_;                     // namespaces.h: written by the task itself under mu_
   absl::Time start_time_ = absl::Now();  // /proc/PID/stat starttime
   // Waits that blocked: /proc/PID/status voluntary_ctxt_switches (not guarded: atomic).
   std::atomic<uint64_t> nvcsw_{0};
@@ -497,9 +502,10 @@ class Kernel {
   // not block. Set before Run.
   std::function<void(ThreadGroup&, int)> exit_observer;
 
-  // The UTS names (uname, sethostname); guarded by mu_.
-  std::string hostname = "sentry";
-  std::string domainname = "(none)";
+  // The namespaces the sandbox's first process starts in (namespaces.h). The UTS names
+  // (uname, sethostname) live in them: init_uts().hostname, guarded by mu_.
+  NamespacesRef init_namespaces() const { return init_ns_; }
+  UtsNamespace& init_uts() { return *init_ns_->uts; }
   absl::Time boot_time = absl::Now();
 
  private:
@@ -509,6 +515,7 @@ class Kernel {
   IpcNamespace* const ipc_ = new IpcNamespace();
   netstack::Stack* const net_ = new netstack::Stack();
   KeyTable keys_;
+  std::shared_ptr<Namespaces> init_ns_;  // set by the constructor, never replaced
   DispatchFn dispatch_ = nullptr;
   int64_t max_tasks_;  // set before init starts
 

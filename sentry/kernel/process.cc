@@ -212,10 +212,17 @@ void Task::Exit() {
   // Drop the resources outside the kernel lock: closing files wakes other tasks.
   fds_.reset();
   fs_.reset();
+  // A namespace whose last task is gone goes away now (a mount namespace detaches its
+  // mounts), not when the zombie is reaped. ExitSem below still needs the IPC one.
+  NamespacesRef ns;
+  {
+    absl::MutexLock l(&k_.mu());
+    ns = std::move(ns_);
+  }
   if (last) {
     // exit_sem, and exit_mm before the parent hears of the exit: its shared memory
     // attachments are gone by then (shm_nattch, shm_lpid).
-    k_.ipc().ExitSem(tg_.get(), tg_->tgid);
+    ns->ipc->ipc->ExitSem(tg_.get(), tg_->tgid);
     std::shared_ptr<mm::MemoryManager> group_mm;
     {
       absl::MutexLock l(&k_.mu());

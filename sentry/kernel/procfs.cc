@@ -57,6 +57,8 @@ class ProcFs {
   Result<Proc> Find(int tgid, int tid);
   InodeRef ProcessDir(int tgid, int tid, bool with_tasks);
   InodeRef MagicLink(int tgid, std::function<vfs::FileRef(Proc&)> which);
+  // /proc/PID/ns: one magic link per namespace, to its nsfs file.
+  InodeRef NamespaceDir(int tgid);
   // /proc/PID/fd or fdinfo, owned by the process's effective ids as on Linux (so a process
   // that changed its uid still reads its own).
   InodeRef FdDir(int tgid, bool info, uint32_t uid, uint32_t gid);
@@ -283,6 +285,23 @@ Result<void> ProcFs::SetOomScoreAdj(int tgid, int tid, std::string v) {
   return Ok();
 }
 
+InodeRef ProcFs::NamespaceDir(int tgid) {
+  auto dir = Dir(0511);
+  static constexpr std::pair<const char*, int> kKinds[] = {
+      {"cgroup", CLONE_NEWCGROUP}, {"ipc", CLONE_NEWIPC},
+      {"mnt", CLONE_NEWNS},        {"net", CLONE_NEWNET},
+      {"pid", CLONE_NEWPID},       {"pid_for_children", CLONE_NEWPID},
+      {"time", CLONE_NEWTIME},     {"time_for_children", CLONE_NEWTIME},
+      {"user", CLONE_NEWUSER},     {"uts", CLONE_NEWUTS}};
+  for (const auto& [name, type] : kKinds) {
+    dir->Add(name, MagicLink(tgid, [type = type](Proc& p) -> vfs::FileRef {
+               if (!p.task || !p.task->ns_) return nullptr;
+               return NamespaceFile(*p.task->ns_, type);
+             }));
+  }
+  return dir;
+}
+
 InodeRef ProcFs::MagicLink(int tgid, std::function<vfs::FileRef(Proc&)> which) {
   auto file = [this, tgid, which]() -> Result<vfs::FileRef> {
     Proc p = SENTRY_TRY(Find(tgid, tgid));
@@ -436,11 +455,20 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
              }
              return mm ? mm->Maps() : std::string();
            }));
-  auto mounts = [this](bool info) {
-    return File([this, info]() -> Result<std::string> {
-      Task* t = Task::Current();
-      vfs::Path root = t ? t->fs().root() : k_.vfs().Root();
-      return k_.vfs().Mounts(root, info);
+  // The mounts of the process's namespace that its root sees.
+  auto mounts = [this, tgid, tid](bool info) {
+    return File([this, tgid, tid, info]() -> Result<std::string> {
+      Proc p = SENTRY_TRY(Find(tgid, tid));
+      vfs::MountNsRef ns;
+      std::shared_ptr<FsContext> fs;
+      {
+        absl::MutexLock l(&k_.mu());
+        if (!p.task || !p.task->ns_) return std::string();
+        ns = p.task->ns_->mnt;
+        fs = p.task->fs_ref();
+      }
+      vfs::Path root = fs ? fs->root() : k_.vfs().NamespaceRoot(*ns);
+      return k_.vfs().Mounts(*ns, root, info);
     });
   };
   dir->Add("mounts", mounts(false));
@@ -490,6 +518,7 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
              if (!p.task || !p.task->fs_ref()) return nullptr;
              return PlaceFile(p.task->fs().root());
            }));
+  dir->Add("ns", NamespaceDir(tgid));
   dir->Add("fd", FdDir(tgid, false, uid, gid));
   dir->Add("fdinfo", FdDir(tgid, true, uid, gid));
   if (with_tasks) {

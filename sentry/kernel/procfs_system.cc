@@ -125,14 +125,17 @@ std::string Builder::Stat() {
 std::shared_ptr<SyntheticDir> Builder::Sys() {
   auto sys = Dir();
   auto kernel = Dir();
-  kernel->Add("hostname", File([&k = k_]() -> Result<std::string> {
-                absl::MutexLock l(&k.mu());
-                return k.hostname + "\n";
-              }));
-  kernel->Add("domainname", File([&k = k_]() -> Result<std::string> {
-                absl::MutexLock l(&k.mu());
-                return k.domainname + "\n";
-              }));
+  // The reader's UTS namespace's names.
+  auto uts = [&k = k_](bool host) {
+    return [&k, host]() -> Result<std::string> {
+      Task* t = Task::Current();
+      absl::MutexLock l(&k.mu());
+      const UtsNamespace& u = t ? *t->ns().uts : k.init_uts();
+      return (host ? u.hostname : u.domainname) + "\n";
+    };
+  };
+  kernel->Add("hostname", File(uts(true)));
+  kernel->Add("domainname", File(uts(false)));
   kernel->Add("osrelease", Text(OsRelease() + "\n"));
   kernel->Add("ostype", Text("Linux\n"));
   kernel->Add("version", Text("#1 SMP sentry\n"));

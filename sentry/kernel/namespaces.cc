@@ -1,0 +1,101 @@
+#include "sentry/kernel/namespaces.h"
+
+#include "sentry/kernel/ipc.h"
+#include "sentry/kernel/kernel.h"
+#include "vfs/nsfs.h"
+
+namespace sentry::kernel {
+namespace {
+
+// Linux's fixed inode numbers of the initial namespaces (PROC_*_INIT_INO); the mount and
+// network ones are allocated, as there.
+constexpr uint64_t kInitIpcIno = 0xEFFFFFFF;
+constexpr uint64_t kInitUtsIno = 0xEFFFFFFE;
+constexpr uint64_t kInitUserIno = 0xEFFFFFFD;
+constexpr uint64_t kInitPidIno = 0xEFFFFFFC;
+constexpr uint64_t kInitCgroupIno = 0xEFFFFFFB;
+constexpr uint64_t kInitTimeIno = 0xEFFFFFFA;
+
+std::shared_ptr<NsIdentity> Identity(uint64_t ino) {
+  auto id = std::make_shared<NsIdentity>();
+  id->ino = ino;
+  return id;
+}
+
+}  // namespace
+
+std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc) {
+  auto ns = std::make_shared<Namespaces>();
+  ns->mnt = vfs.InitialNamespace();
+  ns->uts = std::make_shared<UtsNamespace>();
+  ns->uts->ino = kInitUtsIno;
+  ns->ipc = std::make_shared<IpcHandle>(IpcHandle{kInitIpcIno, ipc});
+  ns->net = Identity(vfs::NewNsInode());
+  ns->pid = Identity(kInitPidIno);
+  ns->cgroup = Identity(kInitCgroupIno);
+  ns->time = Identity(kInitTimeIno);
+  ns->user = Identity(kInitUserIno);
+  return ns;
+}
+
+NamespacesRef CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags, vfs::Path* root,
+                             vfs::Path* cwd) {
+  auto ns = std::make_shared<Namespaces>(from);
+  if (flags & CLONE_NEWNS) ns->mnt = k.vfs().CopyNamespace(*from.mnt, {root, cwd});
+  if (flags & CLONE_NEWUTS) {
+    auto uts = std::make_shared<UtsNamespace>();
+    uts->ino = vfs::NewNsInode();
+    absl::MutexLock l(&k.mu());
+    uts->hostname = from.uts->hostname;
+    uts->domainname = from.uts->domainname;
+    ns->uts = std::move(uts);
+  }
+  if (flags & CLONE_NEWIPC) {
+    // Never freed: see IpcHandle.
+    ns->ipc = std::make_shared<IpcHandle>(IpcHandle{vfs::NewNsInode(), new IpcNamespace()});
+  }
+  if (flags & CLONE_NEWCGROUP) ns->cgroup = Identity(vfs::NewNsInode());
+  if (flags & CLONE_NEWTIME) ns->time = Identity(vfs::NewNsInode());
+  return ns;
+}
+
+Result<NamespacesRef> NewNamespaces(Task& t, uint64_t flags, FsContext& fs) {
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    if (!t.tg().creds.HasCapability(CAP_SYS_ADMIN)) return Errno(EPERM);
+  }
+  vfs::Path root = fs.root(), cwd = fs.cwd();
+  NamespacesRef ns = CopyNamespaces(t.kernel(), t.ns(), flags, &root, &cwd);
+  if (flags & CLONE_NEWNS) {
+    fs.set_root(root);
+    fs.set_cwd(cwd);
+  }
+  return ns;
+}
+
+vfs::FileRef NamespaceFile(const Namespaces& ns, int type) {
+  auto file = [type](uint64_t ino, std::shared_ptr<void> obj) {
+    return std::make_shared<vfs::NsFile>(type, ino, std::move(obj), O_RDONLY);
+  };
+  switch (type) {
+    case CLONE_NEWNS:
+      return file(ns.mnt->ino(), ns.mnt);
+    case CLONE_NEWUTS:
+      return file(ns.uts->ino, ns.uts);
+    case CLONE_NEWIPC:
+      return file(ns.ipc->ino, ns.ipc);
+    case CLONE_NEWNET:
+      return file(ns.net->ino, ns.net);
+    case CLONE_NEWPID:
+      return file(ns.pid->ino, ns.pid);
+    case CLONE_NEWCGROUP:
+      return file(ns.cgroup->ino, ns.cgroup);
+    case CLONE_NEWTIME:
+      return file(ns.time->ino, ns.time);
+    case CLONE_NEWUSER:
+      return file(ns.user->ino, ns.user);
+  }
+  return nullptr;
+}
+
+}  // namespace sentry::kernel

@@ -1,0 +1,87 @@
+// The namespaces a task is in, other than its user namespace (Linux's nsproxy): mount, UTS,
+// IPC, and the kinds this kernel keeps no separate state for yet (network, PID, cgroup,
+// time), which exist as identities only, so that /proc/PID/ns and setns see them.
+//
+// A task's Namespaces is shared and never changed in place: unshare, setns and clone with
+// CLONE_NEW* give the task a new one. Task::ns_ is written by the task's own thread under
+// Kernel::mu_ and read by others under it.
+#pragma once
+
+#include <sched.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sentry/base/errno.h"
+#include "vfs/file.h"
+#include "vfs/vfs.h"
+
+namespace sentry::kernel {
+
+class IpcNamespace;
+class Kernel;
+class Task;
+
+// uname's node and domain names.
+struct UtsNamespace {
+  uint64_t ino = 0;
+  // Guarded by Kernel::mu_.
+  std::string hostname = "sentry";
+  std::string domainname = "(none)";
+};
+
+// SysV IPC and POSIX message queues. The IpcNamespace itself is never destroyed (shared
+// memory segments hear of VMAs going away as late as the last MemoryManager does), so the
+// handle only points at it.
+struct IpcHandle {
+  uint64_t ino = 0;
+  IpcNamespace* ipc = nullptr;
+};
+
+// A namespace with no state of its own here: its identity (nsfs inode number) only.
+struct NsIdentity {
+  uint64_t ino = 0;
+};
+
+struct Namespaces {
+  vfs::MountNsRef mnt;
+  std::shared_ptr<UtsNamespace> uts;
+  std::shared_ptr<IpcHandle> ipc;
+  std::shared_ptr<NsIdentity> net;
+  std::shared_ptr<NsIdentity> pid;
+  std::shared_ptr<NsIdentity> cgroup;
+  std::shared_ptr<NsIdentity> time;  // time_for_children: the task's own stays with the process
+  std::shared_ptr<NsIdentity> user;  // the one user namespace (no CLONE_NEWUSER yet)
+};
+using NamespacesRef = std::shared_ptr<const Namespaces>;
+
+// The sandbox's first namespaces; `ipc` is the kernel's initial IPC namespace.
+std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc);
+
+// The CLONE_NEW* flags this kernel can make a namespace for.
+inline constexpr uint64_t kSupportedNsFlags =
+    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWTIME;
+// Every CLONE_NEW* flag.
+inline constexpr uint64_t kAllNsFlags =
+    kSupportedNsFlags | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
+
+// A copy of `from` with a new namespace of each kind in `flags` (CLONE_NEW*; the caller
+// checked them and the privilege). A new mount namespace copies the old one's mounts, and the
+// root and working directory in `root`/`cwd` move to the copies of their mounts. A new UTS
+// namespace starts with the old names. Preconditions: Kernel::mu_ not held.
+NamespacesRef CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags, vfs::Path* root,
+                             vfs::Path* cwd);
+
+class FsContext;
+// For clone and unshare: `t`'s namespaces with new ones of the kinds in `flags` (CLONE_NEW*,
+// checked by the caller against kSupportedNsFlags); `fs` (the new task's, or the caller's
+// own after unshare(CLONE_FS)) moves into a new mount namespace. EPERM without
+// CAP_SYS_ADMIN.
+Result<NamespacesRef> NewNamespaces(Task& t, uint64_t flags, FsContext& fs);
+
+// The nsfs file of `ns`'s namespace of kind `type` (a CLONE_NEW* flag), for /proc/PID/ns
+// and setns.
+vfs::FileRef NamespaceFile(const Namespaces& ns, int type);
+
+}  // namespace sentry::kernel

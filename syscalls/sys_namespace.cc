@@ -1,0 +1,201 @@
+// unshare(2), setns(2) and pivot_root(2). The namespaces themselves are in
+// sentry/kernel/namespaces.h; the mount-table work of pivot_root is Vfs::PivotRoot.
+#include <sched.h>
+
+#include "sentry/kernel/pidfd.h"
+#include "syscalls/common.h"
+#include "vfs/nsfs.h"
+
+namespace sentry::syscalls {
+namespace {
+
+using kernel::Namespaces;
+using kernel::NamespacesRef;
+
+constexpr uint64_t kUnshareFlags = CLONE_THREAD | CLONE_FS | CLONE_SIGHAND | CLONE_VM |
+                                   CLONE_FILES | CLONE_SYSVSEM | kernel::kAllNsFlags;
+
+bool Capable(Task& t, int cap) {
+  absl::MutexLock l(&t.kernel().mu());
+  return t.tg().creds.HasCapability(cap);
+}
+
+bool SingleThreaded(Task& t) {
+  absl::MutexLock l(&t.kernel().mu());
+  return t.tg().tasks.size() == 1;
+}
+
+// Leaving an IPC namespace (or CLONE_SYSVSEM) applies the process's SEM_UNDO adjustments,
+// as Linux's exit_sem.
+void LeaveSysvSem(Task& t) { t.ns().ipc->ipc->ExitSem(&t.tg(), t.tg().tgid); }
+
+// Installs the task's new namespaces (and filesystem context). What it leaves is dropped
+// after Kernel::mu_ is released: a mount namespace's last reference takes vfs locks.
+void Commit(Task& t, NamespacesRef ns, std::shared_ptr<kernel::FsContext> fs) {
+  absl::MutexLock l(&t.kernel().mu());
+  std::swap(t.ns_, ns);
+  if (fs) std::swap(t.fs_, fs);
+}
+
+// setns of one namespace kind from `target`'s set into `next`, with Linux's *_install
+// checks. `fs` is the caller's (to be) filesystem context.
+Result<void> Install(Task& t, int type, const Namespaces& target, Namespaces& next,
+                     kernel::FsContext& fs, bool shared_fs) {
+  // There is one user namespace, and re-entering one's own is refused before anything else.
+  if (type == CLONE_NEWUSER) return Errno(EINVAL);
+  if (!Capable(t, CAP_SYS_ADMIN)) return Errno(EPERM);
+  switch (type) {
+    case CLONE_NEWNS: {
+      if (!Capable(t, CAP_SYS_CHROOT)) return Errno(EPERM);
+      if (shared_fs) return Errno(EINVAL);
+      vfs::Path root = t.kernel().vfs().NamespaceRoot(*target.mnt);
+      next.mnt = target.mnt;
+      fs.set_root(root);
+      fs.set_cwd(root);
+      return Ok();
+    }
+    case CLONE_NEWUTS:
+      next.uts = target.uts;
+      return Ok();
+    case CLONE_NEWIPC:
+      if (target.ipc != next.ipc) LeaveSysvSem(t);
+      next.ipc = target.ipc;
+      return Ok();
+    case CLONE_NEWNET:
+      next.net = target.net;
+      return Ok();
+    case CLONE_NEWPID:
+      next.pid = target.pid;
+      return Ok();
+    case CLONE_NEWCGROUP:
+      next.cgroup = target.cgroup;
+      return Ok();
+    case CLONE_NEWTIME:
+      if (!SingleThreaded(t)) return Errno(EUSERS);
+      next.time = target.time;
+      return Ok();
+  }
+  return Errno(EINVAL);
+}
+
+}  // namespace
+
+Result<uint64_t> SysUnshare(Task& t, uint64_t flags) {
+  if (flags & CLONE_NEWUSER) flags |= CLONE_THREAD | CLONE_FS;
+  if (flags & CLONE_VM) flags |= CLONE_SIGHAND;
+  if (flags & CLONE_SIGHAND) flags |= CLONE_THREAD;
+  if (flags & CLONE_NEWNS) flags |= CLONE_FS;
+  if (flags & ~kUnshareFlags) return Errno(EINVAL);
+  if ((flags & (CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) && !SingleThreaded(t)) {
+    return Errno(EINVAL);
+  }
+  if (flags & CLONE_NEWIPC) flags |= CLONE_SYSVSEM;
+  // User, PID and network namespaces: EINVAL, as a kernel built without them.
+  if (flags & kernel::kAllNsFlags & ~kernel::kSupportedNsFlags) return Errno(EINVAL);
+  std::shared_ptr<kernel::FsContext> fs;
+  if ((flags & CLONE_FS) && t.fs_.use_count() > 1) {
+    fs = std::make_shared<kernel::FsContext>(t.fs());
+  }
+  NamespacesRef ns = t.ns_;
+  if (flags & kernel::kAllNsFlags) {
+    ns = SENTRY_TRY(kernel::NewNamespaces(t, flags, fs ? *fs : t.fs()));
+  }
+  if ((flags & CLONE_FILES) && t.fds_.use_count() > 1) {
+    auto fds = t.fds().Fork();
+    absl::MutexLock l(&t.kernel().mu());
+    t.fds_ = std::move(fds);
+  }
+  if (flags & CLONE_SYSVSEM) LeaveSysvSem(t);
+  Commit(t, std::move(ns), std::move(fs));
+  return 0;
+}
+
+Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
+  vfs::FileRef f = SENTRY_TRY(GetFile(t, fd));
+  NamespacesRef target;
+  uint64_t kinds;
+  if (auto* nsf = dynamic_cast<vfs::NsFile*>(f.get())) {
+    if (nstype && nstype != nsf->type()) return Errno(EINVAL);
+    kinds = static_cast<uint64_t>(nsf->type());
+    // One namespace from a file: the rest of the set stays the caller's.
+    auto one = std::make_shared<Namespaces>(t.ns());
+    switch (nsf->type()) {
+      case CLONE_NEWNS:
+        one->mnt = std::static_pointer_cast<vfs::MountNamespace>(nsf->ns());
+        break;
+      case CLONE_NEWUTS:
+        one->uts = std::static_pointer_cast<kernel::UtsNamespace>(nsf->ns());
+        break;
+      case CLONE_NEWIPC:
+        one->ipc = std::static_pointer_cast<kernel::IpcHandle>(nsf->ns());
+        break;
+      case CLONE_NEWNET:
+        one->net = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
+        break;
+      case CLONE_NEWPID:
+        one->pid = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
+        break;
+      case CLONE_NEWCGROUP:
+        one->cgroup = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
+        break;
+      case CLONE_NEWTIME:
+        one->time = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
+        break;
+    }
+    target = std::move(one);
+  } else if (auto pidfd = kernel::AsPidFd(f); pidfd.ok()) {
+    if (nstype == 0 || (static_cast<uint64_t>(nstype) & ~kernel::kAllNsFlags)) {
+      return Errno(EINVAL);
+    }
+    kinds = static_cast<uint64_t>(nstype);
+    absl::MutexLock l(&t.kernel().mu());
+    kernel::Task* owner = (*pidfd)->AnyLiveTask();
+    if (!owner || (*pidfd)->Exited() || !owner->ns_) return Errno(ESRCH);
+    target = owner->ns_;
+  } else {
+    return Errno(EINVAL);
+  }
+  auto next = std::make_shared<Namespaces>(t.ns());
+  bool shared_fs = t.fs_.use_count() > 1;
+  auto fs = std::make_shared<kernel::FsContext>(t.fs());
+  for (uint64_t bit = 1; bit; bit <<= 1) {
+    if (!(kinds & bit)) continue;
+    // Joining one's own user namespace through a pidfd is a no-op, not an error.
+    if (bit == CLONE_NEWUSER && target->user == t.ns().user &&
+        !dynamic_cast<vfs::NsFile*>(f.get())) {
+      continue;
+    }
+    SENTRY_TRY(Install(t, static_cast<int>(bit), *target, *next, *fs, shared_fs));
+  }
+  Commit(t, std::move(next), (kinds & CLONE_NEWNS) ? fs : nullptr);
+  return 0;
+}
+
+Result<uint64_t> SysPivotRoot(Task& t, GuestAddr new_root_addr, GuestAddr put_old_addr) {
+  vfs::Context ctx = t.VfsContext();
+  if (!ctx.creds.Capable(CAP_SYS_ADMIN)) return Errno(EPERM);
+  vfs::Path new_root = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, new_root_addr, 0));
+  if (!new_root.inode()->IsDir()) return Errno(ENOTDIR);
+  vfs::Path put_old = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, put_old_addr, 0));
+  if (!put_old.inode()->IsDir()) return Errno(ENOTDIR);
+  vfs::Vfs& v = t.kernel().vfs();
+  if (v.NamespaceOf(ctx.root).get() != t.ns().mnt.get()) return Errno(EINVAL);
+  vfs::Path old_root = ctx.root;
+  vfs::Path root = SENTRY_TRY(v.PivotRoot(old_root, new_root, put_old));
+  // Every task whose root or working directory was the old root moves to the new one, as
+  // Linux's chroot_fs_refs.
+  std::vector<std::shared_ptr<kernel::FsContext>> all;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    for (auto& [tid, task] : t.kernel().tasks()) {
+      if (task->fs_ref()) all.push_back(task->fs_ref());
+    }
+  }
+  for (const auto& fs : all) {
+    if (fs->root() == old_root) fs->set_root(root);
+    if (fs->cwd() == old_root) fs->set_cwd(root);
+  }
+  return 0;
+}
+
+}  // namespace sentry::syscalls
