@@ -86,6 +86,26 @@ bool NetRule::MatchesAddress(const InetAddr& a) const {
   return prefix >= 0 && MatchesPort(a.port) && InPrefix(a.ip, ip, prefix);
 }
 
+std::optional<std::pair<uint16_t, uint16_t>> ParsePublish(const std::string& text,
+                                                          std::string* error) {
+  std::vector<std::string> parts = absl::StrSplit(text, ':');
+  if (parts.size() > 2) {
+    *error = "expected PORT or HOSTPORT:GUESTPORT";
+    return std::nullopt;
+  }
+  uint16_t ports[2];
+  for (size_t i = 0; i < 2; i++) {
+    const std::string& t = parts[std::min(i, parts.size() - 1)];
+    uint32_t v = 0;
+    if (!absl::SimpleAtoi(t, &v) || v == 0 || v > 65535) {
+      *error = "\"" + t + "\" is not a port (1-65535)";
+      return std::nullopt;
+    }
+    ports[i] = static_cast<uint16_t>(v);
+  }
+  return std::make_pair(ports[0], ports[1]);
+}
+
 std::optional<NetRule> ParseNetRule(const std::string& text, std::string* error) {
   NetRule r;
   r.text = text;
