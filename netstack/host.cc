@@ -117,8 +117,8 @@ Result<std::unique_ptr<HostLink>> HostLink::Open(const InetAddr& dst, int type, 
   return link;
 }
 
-Result<std::unique_ptr<HostLink>> HostLink::Listen(const InetAddr& local, bool v6only,
-                                                   int backlog, WaitQueue* queue) {
+Result<std::unique_ptr<HostLink>> HostLink::Listen(const InetAddr& local, bool v6only, int backlog,
+                                                   WaitQueue* queue) {
   bool v4 = local.IsV4();
   int fd = socket(v4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Errno(errno == EAFNOSUPPORT ? EADDRNOTAVAIL : errno);

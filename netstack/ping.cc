@@ -19,11 +19,7 @@ constexpr int kDefaultTtl = 64;
 // Offsets in the ICMP header.
 constexpr size_t kChecksumAt = 2, kIdAt = 4;
 
-uint16_t Get16(const std::vector<uint8_t>& d, size_t at) {
-  uint16_t v;
-  std::memcpy(&v, &d[at], 2);
-  return v;  // network order, as the wire has it
-}
+// Writes a 16-bit field already in network order.
 void Put16(std::vector<uint8_t>& d, size_t at, uint16_t v) { std::memcpy(&d[at], &v, 2); }
 
 // The sum of ICMPv6's pseudo-header (RFC 8200 section 8.1) for a message of `len` bytes.

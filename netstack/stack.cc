@@ -145,7 +145,8 @@ Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const 
       return vfs::FileRef(std::make_shared<UnixSocket>(*this, kind, flags, owner));
     case AF_INET:
     case AF_INET6: {
-      if (kind == SOCK_DGRAM && protocol == (family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6})) {
+      if (kind == SOCK_DGRAM &&
+          protocol == (family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6})) {
         // Linux's ping_init_sock: the caller's group must be in net.ipv4.ping_group_range
         // (the sandbox's range holds every group; supplementary groups, which Linux also
         // tries, could only widen it).

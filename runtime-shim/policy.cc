@@ -139,7 +139,8 @@ class PolicyReader {
   }
 
   absl::Status Network(const Json& net) {
-    SENTRY_RETURN_IF_ERROR(Keys(net, "network", {"mode", "allowedDomains", "deniedDomains", "publish"}));
+    SENTRY_RETURN_IF_ERROR(
+        Keys(net, "network", {"mode", "allowedDomains", "deniedDomains", "publish"}));
     if (net.contains("mode")) {
       const Json& m = net["mode"];
       if (!m.is_string() || (m != "none" && m != "host")) {
