@@ -98,5 +98,25 @@ TEST(EgressPolicyTest, DenyWins) {
   EXPECT_TRUE(p.Denied(other).has_value());
 }
 
+TEST(PublishTest, ParsesPortAndMapping) {
+  std::string err;
+  auto same = ParsePublish("8080", &err);
+  ASSERT_TRUE(same.has_value()) << err;
+  EXPECT_EQ(same->first, 8080);
+  EXPECT_EQ(same->second, 8080);
+  auto mapped = ParsePublish("8081:80", &err);
+  ASSERT_TRUE(mapped.has_value()) << err;
+  EXPECT_EQ(mapped->first, 8081);  // the host port
+  EXPECT_EQ(mapped->second, 80);   // the guest port
+}
+
+TEST(PublishTest, RefusesBadPorts) {
+  for (const char* bad : {"", "0", "65536", "80:", ":80", "1:2:3", "http", "-1", "80:0"}) {
+    std::string err;
+    EXPECT_FALSE(ParsePublish(bad, &err).has_value()) << bad;
+    EXPECT_FALSE(err.empty()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace sentry::netstack
