@@ -119,8 +119,15 @@ Result<std::unique_ptr<HostLink>> HostLink::Open(const InetAddr& dst, int type, 
 
 Result<std::unique_ptr<HostLink>> HostLink::Listen(const InetAddr& local, bool v6only, int backlog,
                                                    WaitQueue* queue) {
+  std::unique_ptr<HostLink> link = SENTRY_TRY(Bound(local, SOCK_STREAM, v6only, queue));
+  if (listen(link->fd_, backlog) != 0) return Errno(errno);
+  return link;
+}
+
+Result<std::unique_ptr<HostLink>> HostLink::Bound(const InetAddr& local, int type, bool v6only,
+                                                  WaitQueue* queue) {
   bool v4 = local.IsV4();
-  int fd = socket(v4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fd = socket(v4 ? AF_INET : AF_INET6, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Errno(errno == EAFNOSUPPORT ? EADDRNOTAVAIL : errno);
   std::unique_ptr<HostLink> link(new HostLink(fd, v4));
   int one = 1, v6o = v6only ? 1 : 0;
@@ -129,7 +136,6 @@ Result<std::unique_ptr<HostLink>> HostLink::Listen(const InetAddr& local, bool v
   struct sockaddr_storage ss;
   socklen_t len = HostSockaddr(local, v4, &ss);
   if (bind(fd, reinterpret_cast<struct sockaddr*>(&ss), len) != 0) return Errno(errno);
-  if (listen(fd, backlog) != 0) return Errno(errno);
   link->watch_id_ = SENTRY_TRY(HostPoller::Get().Watch(fd, queue));
   return link;
 }

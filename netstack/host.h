@@ -28,6 +28,9 @@ class HostLink {
   // port), SO_REUSEADDR as servers set it; EADDRINUSE when the host port is taken.
   static Result<std::unique_ptr<HostLink>> Listen(const InetAddr& local, bool v6only, int backlog,
                                                   WaitQueue* queue);
+  // A host socket of `type` bound to `local` (SO_REUSEADDR); EADDRINUSE when taken.
+  static Result<std::unique_ptr<HostLink>> Bound(const InetAddr& local, int type, bool v6only,
+                                                 WaitQueue* queue);
   // Takes over a connected host socket (from AcceptFd), watched for `queue`.
   static Result<std::unique_ptr<HostLink>> Adopt(int fd, bool v4, WaitQueue* queue);
   ~HostLink();

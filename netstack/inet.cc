@@ -362,6 +362,20 @@ Result<void> InetSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
     stack_.ports().Unbind(protocol_, port, this);
     return Errno(EACCES);
   }
+  // --publish=.../udp: a UDP socket bound on the wildcard address and a published port also
+  // gets the host port; what arrives there is received as from any host socket, and replies
+  // go out from it (under the egress policy, as every datagram the guest sends).
+  std::optional<uint16_t> host_port = stack_.PublishedHostPort(protocol_, port);
+  if (host_port && a.IsAny() && !host_ && protocol_ == IPPROTO_UDP) {
+    InetAddr on = a;
+    on.port = *host_port;
+    auto link = HostLink::Bound(on, SOCK_DGRAM, v6only_, &queue_);
+    if (!link.ok()) {
+      stack_.ports().Unbind(protocol_, port, this);
+      return link.error();
+    }
+    host_ = std::move(*link);
+  }
   local_ = a;
   local_.port = port;
   bound_ = true;
@@ -376,7 +390,7 @@ Result<void> InetSocket::Listen(int backlog, const Ucred&) {
   if (backlog < 0 || backlog > kSomaxconn) backlog = kSomaxconn;
   // --publish: a wildcard listener on a published port is reachable from the host side too.
   // (A loopback listener stays the sandbox's own.)
-  std::optional<uint16_t> host_port = stack_.PublishedHostPort(local_.port);
+  std::optional<uint16_t> host_port = stack_.PublishedHostPort(IPPROTO_TCP, local_.port);
   if (host_port && local_.IsAny() && !host_) {
     InetAddr on = local_;
     on.port = *host_port;

@@ -1,6 +1,7 @@
 #include "netstack/policy.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cstdio>
 #include <cstring>
@@ -86,9 +87,19 @@ bool NetRule::MatchesAddress(const InetAddr& a) const {
   return prefix >= 0 && MatchesPort(a.port) && InPrefix(a.ip, ip, prefix);
 }
 
-std::optional<std::pair<uint16_t, uint16_t>> ParsePublish(const std::string& text,
-                                                          std::string* error) {
-  std::vector<std::string> parts = absl::StrSplit(text, ':');
+std::optional<PublishedPort> ParsePublish(const std::string& text, std::string* error) {
+  std::string ports_text = text;
+  int protocol = IPPROTO_TCP;
+  if (size_t slash = text.find('/'); slash != std::string::npos) {
+    std::string proto = text.substr(slash + 1);
+    if (proto != "tcp" && proto != "udp") {
+      *error = "the protocol must be tcp or udp, got \"" + proto + "\"";
+      return std::nullopt;
+    }
+    protocol = proto == "udp" ? IPPROTO_UDP : IPPROTO_TCP;
+    ports_text = text.substr(0, slash);
+  }
+  std::vector<std::string> parts = absl::StrSplit(ports_text, ':');
   if (parts.size() > 2) {
     *error = "expected PORT or HOSTPORT:GUESTPORT";
     return std::nullopt;
@@ -103,7 +114,7 @@ std::optional<std::pair<uint16_t, uint16_t>> ParsePublish(const std::string& tex
     }
     ports[i] = static_cast<uint16_t>(v);
   }
-  return std::make_pair(ports[0], ports[1]);
+  return PublishedPort{ports[0], ports[1], protocol};
 }
 
 std::optional<NetRule> ParseNetRule(const std::string& text, std::string* error) {

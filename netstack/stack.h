@@ -70,14 +70,13 @@ class Stack {
   InetPorts& ports() { return ports_; }
   PingIdents& ping_idents() { return ping_idents_; }
   NetMode mode() const { return mode_; }
-  // --publish (kHost only): guest TCP port -> host port. A guest listener on the wildcard
-  // address and a published port also listens on the host port. Set before the first guest
-  // runs, read-only after.
-  void SetPublished(std::map<uint16_t, uint16_t> guest_to_host) {
-    published_ = std::move(guest_to_host);
-  }
-  std::optional<uint16_t> PublishedHostPort(uint16_t guest_port) const {
-    auto it = published_.find(guest_port);
+  // --publish (kHost only): (IPPROTO_TCP or IPPROTO_UDP, guest port) -> host port. A guest
+  // TCP listener or UDP socket bound on the wildcard address and a published port also
+  // listens on (is bound to) the host port. Set before the first guest runs, read-only after.
+  using PublishMap = std::map<std::pair<int, uint16_t>, uint16_t>;
+  void SetPublished(PublishMap published) { published_ = std::move(published); }
+  std::optional<uint16_t> PublishedHostPort(int protocol, uint16_t guest_port) const {
+    auto it = published_.find({protocol, guest_port});
     if (mode_ != NetMode::kHost || it == published_.end()) return std::nullopt;
     return it->second;
   }
@@ -86,7 +85,7 @@ class Stack {
  private:
   NetMode mode_ = NetMode::kNone;
   std::unique_ptr<EgressPolicy> policy_;
-  std::map<uint16_t, uint16_t> published_;
+  PublishMap published_;
   std::atomic<uint64_t> next_ino_{20000};
   UnixNames unix_names_;
   absl::Mutex sockets_mu_;  // taken before any socket's smu_, never after

@@ -173,7 +173,7 @@ class PolicyReader {
         } else if (e.is_string()) {
           text = e.get<std::string>();
         } else {
-          return Fail(key, "expected a port or \"HOSTPORT:GUESTPORT\"");
+          return Fail(key, "expected a port or \"HOSTPORT:GUESTPORT[/udp]\"");
         }
         std::string err;
         if (!netstack::ParsePublish(text, &err)) return Fail(key, err);
@@ -413,8 +413,8 @@ absl::Status ApplyPolicy(const Policy& p, SandboxOptions& opts) {
     opts.allow_net.push_back(*netstack::ParseNetRule(r, &err));
   for (const auto& r : p.denied_domains) opts.deny_net.push_back(*netstack::ParseNetRule(r, &err));
   for (const auto& text : p.publish) {
-    auto pub = *netstack::ParsePublish(text, &err);
-    opts.publish[pub.second] = pub.first;
+    netstack::PublishedPort pub = *netstack::ParsePublish(text, &err);
+    opts.publish[{pub.protocol, pub.guest_port}] = pub.host_port;
   }
   opts.max_tasks = p.pids;
   if (!p.tmp_size.empty()) opts.tmpfs_size = *vfs::ParseTmpfsSize(p.tmp_size);

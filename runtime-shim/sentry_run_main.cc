@@ -1,6 +1,6 @@
 // sentry-run [--policy FILE] [--print-policy] [--fs=readonly|scratch] [--platform=seccomp|ptrace]
 //            [--strace] [--env K=V]... [--submounts=auto|none] [--net=none|host]
-//            [--allow-net=RULE]... [--deny-net=RULE]... [--publish=PORT[:GUESTPORT]]...
+//            [--allow-net=RULE]... [--deny-net=RULE]... [--publish=PORT[:GUESTPORT][/udp]]...
 //            [--tty=auto|never] [--timeout D]
 //            [--memory SIZE] [--open-files N] [--cpu-time S] [--file-size SIZE]
 //            -- PROGRAM ARGS...
@@ -35,7 +35,7 @@ void Usage(FILE* out) {
       "                  [--timeout DURATION] [--memory SIZE] [--open-files N]\n"
       "                  [--cpu-time SECONDS] [--file-size SIZE]\n"
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
-      "                  [--publish=PORT[:GUESTPORT]]...\n"
+      "                  [--publish=PORT[:GUESTPORT][/udp]]...\n"
       "                  [--tty=auto|never] [--audit FILE|-|fd:N] [--audit-summary]\n"
       "                  [--unsafe-no-confinement] -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /). --fs=readonly (the default): it\n"
@@ -75,9 +75,9 @@ void Usage(FILE* out) {
       "with :PORT or :PORT-PORT. Deny rules win; with no --allow-net every public address\n"
       "is allowed; private, link-local and loopback ranges need a CIDR rule. The Sentry\n"
       "answers the guest's DNS: names no rule allows do not resolve. See docs/network.md.\n"
-      "--publish=PORT[:GUESTPORT] (with --net=host) makes a guest TCP server listening on\n"
-      "the wildcard address and GUESTPORT (default: PORT) reachable on the host's PORT;\n"
-      "without it the guest's servers are reachable only inside the sandbox.\n"
+      "--publish=PORT[:GUESTPORT][/udp] (with --net=host) makes a guest TCP server (or a\n"
+      "UDP socket, with /udp) on the wildcard address and GUESTPORT (default: PORT)\n"
+      "reachable on the host's PORT; without it guest servers are the sandbox's own.\n"
       "--tty=auto (the default): when stdin is a terminal, the guest gets a terminal of its\n"
       "own (a pty of the sandbox, its controlling terminal, with job control, ^C and window\n"
       "size) relayed to yours, which stays in raw mode until the guest exits; never: the\n"

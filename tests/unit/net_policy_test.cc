@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 
 namespace sentry::netstack {
 namespace {
@@ -102,16 +103,23 @@ TEST(PublishTest, ParsesPortAndMapping) {
   std::string err;
   auto same = ParsePublish("8080", &err);
   ASSERT_TRUE(same.has_value()) << err;
-  EXPECT_EQ(same->first, 8080);
-  EXPECT_EQ(same->second, 8080);
-  auto mapped = ParsePublish("8081:80", &err);
+  EXPECT_EQ(same->host_port, 8080);
+  EXPECT_EQ(same->guest_port, 8080);
+  EXPECT_EQ(same->protocol, IPPROTO_TCP);
+  auto mapped = ParsePublish("8081:80/tcp", &err);
   ASSERT_TRUE(mapped.has_value()) << err;
-  EXPECT_EQ(mapped->first, 8081);  // the host port
-  EXPECT_EQ(mapped->second, 80);   // the guest port
+  EXPECT_EQ(mapped->host_port, 8081);
+  EXPECT_EQ(mapped->guest_port, 80);
+  EXPECT_EQ(mapped->protocol, IPPROTO_TCP);
+  auto udp = ParsePublish("5353/udp", &err);
+  ASSERT_TRUE(udp.has_value()) << err;
+  EXPECT_EQ(udp->guest_port, 5353);
+  EXPECT_EQ(udp->protocol, IPPROTO_UDP);
 }
 
 TEST(PublishTest, RefusesBadPorts) {
-  for (const char* bad : {"", "0", "65536", "80:", ":80", "1:2:3", "http", "-1", "80:0"}) {
+  for (const char* bad :
+       {"", "0", "65536", "80:", ":80", "1:2:3", "http", "-1", "80:0", "80/sctp", "80/"}) {
     std::string err;
     EXPECT_FALSE(ParsePublish(bad, &err).has_value()) << bad;
     EXPECT_FALSE(err.empty()) << bad;

@@ -369,8 +369,38 @@ def serve(port, seconds):
     return "peers=" + ",".join(peers)
 
 
+def udp_serve(port, seconds):
+    # A UDP socket on the wildcard address: prints "listening", echoes one datagram (or gives
+    # up after SECONDS) and returns where it came from.
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", int(port)))
+    print("listening", flush=True)
+    s.settimeout(float(seconds))
+    try:
+        data, peer = s.recvfrom(2048)
+        s.sendto(b"echo:" + data, peer)
+        return "from=" + peer[0]
+    except Exception as e:
+        return "err " + why(e)
+    finally:
+        s.close()
+
+
+def udp_ask(addr, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(TIMEOUT)
+    try:
+        s.sendto(b"hi", (addr, int(port)))
+        return "ok " + s.recv(2048).decode()
+    except Exception as e:
+        return "err " + why(e)
+    finally:
+        s.close()
+
+
 OPS = {"fetch": fetch, "resolve": resolve, "connect": connect, "udp": udp, "dns": dns,
-       "loopback": loopback, "ping": ping, "run": run, "listen": listen, "serve": serve}
+       "loopback": loopback, "ping": ping, "run": run, "listen": listen, "serve": serve,
+       "udp_serve": udp_serve, "udp_ask": udp_ask}
 
 args = sys.argv[1:]
 while args:
@@ -683,8 +713,9 @@ ping_denied() {  # (k) ... to a denied one: EPERM at once, reported once, as for
 # published CASE FETCH_PORT [SENTRY_RUN_FLAGS...] -- a guest server on 0.0.0.0:8000 (one
 # request, at most 4 s), fetched from the far side at 198.18.0.1:FETCH_PORT once it listens.
 # Sets fetched (the far side's result) and res[] (the guest's lines: listening, peers=...).
+# With guest_op / far_op set (udp_serve, udp_ask), the same for a UDP echo.
 published() {
-  local name=$1 port=$2
+  local name=$1 port=$2 gop=${guest_op:-serve} fop=${far_op:-fetch}
   shift 2
   fetched="not fetched"
   res=()
@@ -693,13 +724,17 @@ published() {
     return
   fi
   ip netns exec "$gns" timeout -k 2 12 "$sentry_run" --platform="$platform" --net=host "$@" \
-    -- "$py" -c "$client" serve 8000 4 </dev/null >"$work/$name.out" 2>"$work/$name.err" &
+    -- "$py" -c "$client" "$gop" 8000 4 </dev/null >"$work/$name.out" 2>"$work/$name.err" &
   local pid=$! i
   for i in $(seq 50); do
     grep -q '^listening' "$work/$name.out" && break
     sleep 0.2
   done
-  fetched=$(ip netns exec "$fns" "$py" -c "$client" fetch "http://198.18.0.1:$port/" 2>&1)
+  if [ "$fop" = fetch ]; then
+    fetched=$(ip netns exec "$fns" "$py" -c "$client" fetch "http://198.18.0.1:$port/" 2>&1)
+  else
+    fetched=$(ip netns exec "$fns" "$py" -c "$client" "$fop" 198.18.0.1 "$port" 2>&1)
+  fi
   wait "$pid"
   local status=$?
   mapfile -t res <"$work/$name.out"
@@ -727,6 +762,15 @@ publish_none() {  # (l) without --publish the same server is the sandbox's own
     expect "$c" 1 "peers="
 }
 
+publish_udp() {  # (l) --publish=9053:8000/udp: a guest UDP socket on 0.0.0.0:8000 gets host 9053
+  local c=${FUNCNAME[0]}
+  guest_op=udp_serve far_op=udp_ask published "$c" 9053 --publish=9053:8000/udp || return
+  [ "$fetched" = "ok echo:hi" ] ||
+    fail "$c" "the far side got \"$fetched\", want \"ok echo:hi\"$(stderr_of "$c")" || return
+  expect "$c" 0 "listening" &&
+    expect "$c" 1 "from=198.18.0.2"
+}
+
 publish_taken() {  # (l) a published port the host side already uses: EADDRINUSE at listen
   local c=${FUNCNAME[0]} holder
   ip netns exec "$gns" "$py" -c "import socket, time
@@ -749,7 +793,7 @@ time.sleep(30)" >"$work/holder.out" 2>&1 </dev/null &
 cases=(allow_domain nxdomain deny_ip_once resolved_ip cidr_port private_default
        private_domain_rule private_cidr_rule udp_eperm dns_tcp dns_any_address deny_wins
        deny_cidr_port unreachable_default unreachable_none loopback ping_allowed ping_denied
-       publish publish_none publish_taken)
+       publish publish_none publish_udp publish_taken)
 for c in "${cases[@]}"; do
   before=$failures
   if "$c"; then
