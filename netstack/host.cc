@@ -107,13 +107,65 @@ InetAddr FromHostSockaddr(const struct sockaddr_storage& ss) {
   return a;
 }
 
-Result<std::unique_ptr<HostLink>> HostLink::Open(const InetAddr& dst, int type, WaitQueue* queue) {
+Result<std::unique_ptr<HostLink>> HostLink::Open(const InetAddr& dst, int type, WaitQueue* queue,
+                                                 int protocol) {
   bool v4 = dst.IsV4();
-  int fd = socket(v4 ? AF_INET : AF_INET6, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int fd = socket(v4 ? AF_INET : AF_INET6, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
   if (fd < 0) return Errno(errno == EAFNOSUPPORT ? ENETUNREACH : errno);
   std::unique_ptr<HostLink> link(new HostLink(fd, v4));
   link->watch_id_ = SENTRY_TRY(HostPoller::Get().Watch(fd, queue));
   return link;
+}
+
+Result<std::unique_ptr<HostLink>> HostLink::Listen(const InetAddr& local, bool v6only, int backlog,
+                                                   WaitQueue* queue) {
+  std::unique_ptr<HostLink> link = SENTRY_TRY(Bound(local, SOCK_STREAM, v6only, queue));
+  if (listen(link->fd_, backlog) != 0) return Errno(errno);
+  return link;
+}
+
+Result<std::unique_ptr<HostLink>> HostLink::Bound(const InetAddr& local, int type, bool v6only,
+                                                  WaitQueue* queue) {
+  bool v4 = local.IsV4();
+  int fd = socket(v4 ? AF_INET : AF_INET6, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Errno(errno == EAFNOSUPPORT ? EADDRNOTAVAIL : errno);
+  std::unique_ptr<HostLink> link(new HostLink(fd, v4));
+  int one = 1, v6o = v6only ? 1 : 0;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (!v4) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6o, sizeof(v6o));
+  struct sockaddr_storage ss;
+  socklen_t len = HostSockaddr(local, v4, &ss);
+  if (bind(fd, reinterpret_cast<struct sockaddr*>(&ss), len) != 0) return Errno(errno);
+  link->watch_id_ = SENTRY_TRY(HostPoller::Get().Watch(fd, queue));
+  return link;
+}
+
+Result<std::unique_ptr<HostLink>> HostLink::Adopt(int fd, bool v4, WaitQueue* queue) {
+  std::unique_ptr<HostLink> link(new HostLink(fd, v4));
+  link->watch_id_ = SENTRY_TRY(HostPoller::Get().Watch(fd, queue));
+  return link;
+}
+
+Result<int> HostLink::AcceptFd(InetAddr* peer) {
+  struct sockaddr_storage ss {};
+  socklen_t len = sizeof(ss);
+  // accept, not accept4: the Sentry's allowlist keeps accept4 for the OCI control socket.
+  int fd = accept(fd_, reinterpret_cast<struct sockaddr*>(&ss), &len);
+  if (fd < 0) return Errno(errno == EWOULDBLOCK ? EAGAIN : errno);
+  if (fcntl(fd, F_SETFL, O_RDWR | O_NONBLOCK) != 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+    int err = errno;
+    close(fd);
+    return Errno(err);
+  }
+  *peer = FromHostSockaddr(ss);
+  return fd;
+}
+
+Result<InetAddr> HostLink::LocalAddr() {
+  struct sockaddr_storage ss {};
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd_, reinterpret_cast<struct sockaddr*>(&ss), &len) != 0) return Errno(errno);
+  return FromHostSockaddr(ss);
 }
 
 HostLink::~HostLink() {
@@ -140,21 +192,36 @@ Result<size_t> HostLink::Send(std::span<const uint8_t> data, int flags, const In
 }
 
 Result<size_t> HostLink::Recv(std::span<uint8_t> dst, int flags, InetAddr* from, size_t* length,
-                              int* msg_flags) {
+                              int* msg_flags, int* ttl) {
   struct sockaddr_storage ss {};
   struct iovec iov = {dst.data(), dst.size()};
   struct msghdr mh {};
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int)) * 2];
   mh.msg_name = &ss;
   mh.msg_namelen = sizeof(ss);
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
+  if (ttl) {
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof(control);
+  }
   int pass = flags & (MSG_PEEK | MSG_TRUNC | MSG_WAITALL);
   ssize_t n = recvmsg(fd_, &mh, (pass & ~MSG_WAITALL) | MSG_DONTWAIT);
   if (n < 0) return Errno(errno);
   if (from && mh.msg_namelen > 0) *from = FromHostSockaddr(ss);
   if (length) *length = static_cast<size_t>(n);
   if (msg_flags) *msg_flags = mh.msg_flags & MSG_TRUNC;
+  for (struct cmsghdr* c = ttl ? CMSG_FIRSTHDR(&mh) : nullptr; c; c = CMSG_NXTHDR(&mh, c)) {
+    bool is_ttl = (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
+                  (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT);
+    if (is_ttl && c->cmsg_len >= CMSG_LEN(sizeof(int))) std::memcpy(ttl, CMSG_DATA(c), sizeof(int));
+  }
   return std::min(static_cast<size_t>(n), dst.size());
+}
+
+Result<void> HostLink::SetIntOption(int level, int name, int value) {
+  if (setsockopt(fd_, level, name, &value, sizeof(value)) != 0) return Errno(errno);
+  return Ok();
 }
 
 EventMask HostLink::Readiness() {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -361,6 +362,20 @@ Result<void> InetSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
     stack_.ports().Unbind(protocol_, port, this);
     return Errno(EACCES);
   }
+  // --publish=.../udp: a UDP socket bound on the wildcard address and a published port also
+  // gets the host port; what arrives there is received as from any host socket, and replies
+  // go out from it (under the egress policy, as every datagram the guest sends).
+  std::optional<uint16_t> host_port = stack_.PublishedHostPort(protocol_, port);
+  if (host_port && a.IsAny() && !host_ && protocol_ == IPPROTO_UDP) {
+    InetAddr on = a;
+    on.port = *host_port;
+    auto link = HostLink::Bound(on, SOCK_DGRAM, v6only_, &queue_);
+    if (!link.ok()) {
+      stack_.ports().Unbind(protocol_, port, this);
+      return link.error();
+    }
+    host_ = std::move(*link);
+  }
   local_ = a;
   local_.port = port;
   bound_ = true;
@@ -373,6 +388,14 @@ Result<void> InetSocket::Listen(int backlog, const Ucred&) {
   if (state_ == State::kConnected) return Errno(EINVAL);
   if (!bound_) SENTRY_TRY(AutobindLocked(family_ == AF_INET ? InetAddr::V4(0, 0) : InetAddr{}));
   if (backlog < 0 || backlog > kSomaxconn) backlog = kSomaxconn;
+  // --publish: a wildcard listener on a published port is reachable from the host side too.
+  // (A loopback listener stays the sandbox's own.)
+  std::optional<uint16_t> host_port = stack_.PublishedHostPort(IPPROTO_TCP, local_.port);
+  if (host_port && local_.IsAny() && !host_) {
+    InetAddr on = local_;
+    on.port = *host_port;
+    host_ = SENTRY_TRY(HostLink::Listen(on, v6only_, backlog, &queue_));
+  }
   backlog_max_ = backlog;
   state_ = State::kListening;
   listening_.store(true, std::memory_order_release);
@@ -384,14 +407,51 @@ Result<vfs::FileRef> InetSocket::Accept(Caller& c, bool nonblock) {
   if (!tcp()) return Errno(EOPNOTSUPP);
   using R = Result<vfs::FileRef>;
   return Block<vfs::FileRef>(c, kEventIn, nonblock, [&]() -> std::optional<R> {
-    absl::MutexLock l(&smu_);
-    if (state_ != State::kListening) return R(Errno(EINVAL));
-    if (backlog_.empty()) return std::nullopt;
-    std::shared_ptr<InetSocket> s = std::move(backlog_.front());
-    backlog_.pop_front();
-    queue_.Notify(kEventOut);
-    return R(vfs::FileRef(std::move(s)));
+    HostLink* h;
+    {
+      absl::MutexLock l(&smu_);
+      if (state_ != State::kListening) return R(Errno(EINVAL));
+      if (!backlog_.empty()) {
+        std::shared_ptr<InetSocket> s = std::move(backlog_.front());
+        backlog_.pop_front();
+        queue_.Notify(kEventOut);
+        return R(vfs::FileRef(std::move(s)));
+      }
+      h = host_.get();  // stays valid: host_ lives as long as this socket
+    }
+    if (!h) return std::nullopt;
+    return AcceptHost(*h);
   });
+}
+
+std::optional<Result<vfs::FileRef>> InetSocket::AcceptHost(HostLink& h) {
+  using R = Result<vfs::FileRef>;
+  InetAddr peer;
+  Result<int> fd = h.AcceptFd(&peer);
+  if (!fd.ok()) {
+    if (fd.error() == EAGAIN) return std::nullopt;
+    return R(fd.error());
+  }
+  // Made without any socket lock held: a new socket registers with the stack.
+  auto s = std::make_shared<InetSocket>(stack_, family_, SOCK_STREAM, protocol_, 0, Ucred{});
+  s->set_owner_uid(owner_uid());
+  auto link = HostLink::Adopt(*fd, h.v4(), &s->queue_);
+  if (!link.ok()) {
+    close(*fd);
+    return R(link.error());
+  }
+  Result<InetAddr> host_local = (*link)->LocalAddr();
+  InetAddr local = host_local.ok() ? *host_local : InetAddr{};
+  {
+    absl::MutexLock l(&smu_);
+    local.port = local_.port;  // the guest sees its own port, as behind Docker's -p
+  }
+  absl::MutexLock l(&s->smu_);
+  s->host_ = std::move(*link);
+  s->state_ = State::kConnected;
+  s->local_ = local;
+  s->peer_ = peer;
+  return R(vfs::FileRef(std::move(s)));
 }
 
 Result<void> InetSocket::Connect(Caller& c, std::span<const uint8_t> addr, PathOps&) {

@@ -123,6 +123,8 @@ class InetSocket final : public Socket, public std::enable_shared_from_this<Inet
   // --net=host: a connection through a host socket, or to the Sentry's DNS (port 53).
   Result<void> ConnectHostTcp(Caller& c, const InetAddr& dst);
   Result<void> ConnectDnsTcp(Caller& c, const InetAddr& dst);
+  // --publish: a connection that reached the host listener `h`, as a relayed socket.
+  std::optional<Result<vfs::FileRef>> AcceptHost(HostLink& h);
   // Answers the complete DNS messages the guest wrote to a ConnectDnsTcp connection.
   void PumpDns();
   Result<size_t> SendHost(Caller& c, HostLink& h, SendRequest& req, const InetAddr* to);

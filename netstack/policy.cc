@@ -1,6 +1,7 @@
 #include "netstack/policy.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cstdio>
 #include <cstring>
@@ -84,6 +85,36 @@ bool NetRule::MatchesName(const std::string& name) const {
 
 bool NetRule::MatchesAddress(const InetAddr& a) const {
   return prefix >= 0 && MatchesPort(a.port) && InPrefix(a.ip, ip, prefix);
+}
+
+std::optional<PublishedPort> ParsePublish(const std::string& text, std::string* error) {
+  std::string ports_text = text;
+  int protocol = IPPROTO_TCP;
+  if (size_t slash = text.find('/'); slash != std::string::npos) {
+    std::string proto = text.substr(slash + 1);
+    if (proto != "tcp" && proto != "udp") {
+      *error = "the protocol must be tcp or udp, got \"" + proto + "\"";
+      return std::nullopt;
+    }
+    protocol = proto == "udp" ? IPPROTO_UDP : IPPROTO_TCP;
+    ports_text = text.substr(0, slash);
+  }
+  std::vector<std::string> parts = absl::StrSplit(ports_text, ':');
+  if (parts.size() > 2) {
+    *error = "expected PORT or HOSTPORT:GUESTPORT";
+    return std::nullopt;
+  }
+  uint16_t ports[2];
+  for (size_t i = 0; i < 2; i++) {
+    const std::string& t = parts[std::min(i, parts.size() - 1)];
+    uint32_t v = 0;
+    if (!absl::SimpleAtoi(t, &v) || v == 0 || v > 65535) {
+      *error = "\"" + t + "\" is not a port (1-65535)";
+      return std::nullopt;
+    }
+    ports[i] = static_cast<uint16_t>(v);
+  }
+  return PublishedPort{ports[0], ports[1], protocol};
 }
 
 std::optional<NetRule> ParseNetRule(const std::string& text, std::string* error) {

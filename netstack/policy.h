@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -43,6 +44,16 @@ struct NetRule {
 
 // Parses one rule; the error says what is wrong with it.
 std::optional<NetRule> ParseNetRule(const std::string& text, std::string* error);
+
+// --publish=PORT[:GUESTPORT][/tcp|/udp] (network.publish): the host port, the guest port it
+// reaches (the same when GUESTPORT is left out), both 1-65535, and the protocol (TCP unless
+// "/udp"); the error says what is wrong.
+struct PublishedPort {
+  uint16_t host_port = 0;
+  uint16_t guest_port = 0;
+  int protocol = 0;  // IPPROTO_TCP or IPPROTO_UDP
+};
+std::optional<PublishedPort> ParsePublish(const std::string& text, std::string* error);
 
 // True for an address in a range that needs a CIDR rule (RFC 1918, 100.64/10, 169.254/16,
 // 127/8, 0/8, fc00::/7, fe80::/10, ::1, ::).

@@ -75,12 +75,15 @@ Result<int> InetProtocol(int type, int protocol) {
       return IPPROTO_TCP;
     case SOCK_DGRAM:
       // UDP-Lite behaves as UDP here (loopback never corrupts a byte, so partial checksum
-      // coverage changes nothing) with its own ports. No ping (IPPROTO_ICMP) sockets yet.
+      // coverage changes nothing) with its own ports. Ping sockets are made by the caller.
       if (protocol == IPPROTO_UDPLITE) return IPPROTO_UDPLITE;
       if (protocol != 0 && protocol != IPPROTO_UDP) return Errno(EPROTONOSUPPORT);
       return IPPROTO_UDP;
     case SOCK_RAW:
-      return Errno(EPERM);  // raw sockets need CAP_NET_RAW on the host; never offered
+      // Raw sockets would put the guest's own packets on the host's network: never offered.
+      // EPERM is what an unprivileged caller gets on Linux (no CAP_NET_RAW), and what makes
+      // tools such as iputils ping fall back to (or stay with) ping sockets.
+      return Errno(EPERM);
     case SOCK_SEQPACKET:
     case SOCK_RDM:
       return Errno(ESOCKTNOSUPPORT);
@@ -142,6 +145,14 @@ Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const 
       return vfs::FileRef(std::make_shared<UnixSocket>(*this, kind, flags, owner));
     case AF_INET:
     case AF_INET6: {
+      if (kind == SOCK_DGRAM &&
+          protocol == (family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6})) {
+        // Linux's ping_init_sock: the caller's group must be in net.ipv4.ping_group_range
+        // (the sandbox's range holds every group; supplementary groups, which Linux also
+        // tries, could only widen it).
+        if (!InPingGroupRange(owner.gid)) return Errno(EACCES);
+        return vfs::FileRef(std::make_shared<PingSocket>(*this, family, flags, owner));
+      }
       int proto = SENTRY_TRY(InetProtocol(kind, protocol));
       return vfs::FileRef(std::make_shared<InetSocket>(*this, family, kind, proto, flags, owner));
     }

@@ -7,10 +7,12 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "netstack/inet.h"
+#include "netstack/ping.h"
 #include "netstack/policy.h"
 #include "netstack/socket.h"
 
@@ -66,17 +68,30 @@ class Stack {
   std::string ProcNet(const std::string& name);
   UnixNames& unix_names() { return unix_names_; }
   InetPorts& ports() { return ports_; }
+  PingIdents& ping_idents() { return ping_idents_; }
   NetMode mode() const { return mode_; }
+  // --publish (kHost only): (IPPROTO_TCP or IPPROTO_UDP, guest port) -> host port. A guest
+  // TCP listener or UDP socket bound on the wildcard address and a published port also
+  // listens on (is bound to) the host port. Set before the first guest runs, read-only after.
+  using PublishMap = std::map<std::pair<int, uint16_t>, uint16_t>;
+  void SetPublished(PublishMap published) { published_ = std::move(published); }
+  std::optional<uint16_t> PublishedHostPort(int protocol, uint16_t guest_port) const {
+    auto it = published_.find({protocol, guest_port});
+    if (mode_ != NetMode::kHost || it == published_.end()) return std::nullopt;
+    return it->second;
+  }
   EgressPolicy* policy() const { return policy_.get(); }
 
  private:
   NetMode mode_ = NetMode::kNone;
   std::unique_ptr<EgressPolicy> policy_;
+  PublishMap published_;
   std::atomic<uint64_t> next_ino_{20000};
   UnixNames unix_names_;
   absl::Mutex sockets_mu_;  // taken before any socket's smu_, never after
   std::set<Socket*> sockets_ ABSL_GUARDED_BY(sockets_mu_);
   InetPorts ports_;
+  PingIdents ping_idents_;
 };
 
 }  // namespace sentry::netstack

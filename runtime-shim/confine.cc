@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -16,6 +17,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,16 @@ std::vector<scmp_arg_cmp> Arg(unsigned arg, scmp_datum_t value) {
 std::vector<scmp_arg_cmp> ArgMasked(unsigned arg, scmp_datum_t mask, scmp_datum_t value) {
   return {scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, mask, value}};
 }
+// Arguments equal to values, and (if `type_is` is set) arg 1 a socket type of that kind
+// whatever its SOCK_NONBLOCK / SOCK_CLOEXEC flags.
+std::vector<scmp_arg_cmp> Args(std::vector<std::pair<unsigned, scmp_datum_t>> eq,
+                               std::optional<scmp_datum_t> type_is = std::nullopt) {
+  std::vector<scmp_arg_cmp> v;
+  for (auto [arg, value] : eq) v.push_back(scmp_arg_cmp{arg, SCMP_CMP_EQ, value, 0});
+  if (type_is) v.push_back(scmp_arg_cmp{1, SCMP_CMP_MASKED_EQ, 0xf, *type_is});
+  return v;
+}
+constexpr scmp_datum_t kDgram = SOCK_DGRAM;
 
 // The allowlist. Every entry says why the Sentry needs it; keep it that way. A call is here
 // because the Sentry was seen making it (strace, or SENTRY_SECCOMP_LOG, docs/security.md)
@@ -129,9 +141,16 @@ const std::vector<Allowed>& Allowlist() {
       {"recvmsg", Need::kAlways, "the gofer protocol; draining stub channels"},
       // --net=host: the guest's connections leave through host sockets; DNS through
       // res_nquery.
-      {"socket", Need::kNetHost, "host sockets for the guest's connections and DNS",
-       {Arg(0, AF_INET), Arg(0, AF_INET6)}},
+      // TCP and UDP sockets with protocol 0 (what HostLink and glibc's resolver pass), and
+      // ICMP echo ("ping") sockets, SOCK_DGRAM only: a raw socket stays impossible.
+      {"socket", Need::kNetHost,
+       "host sockets for the guest's connections, datagrams, echoes (ping) and DNS",
+       {Args({{0, AF_INET}, {2, 0}}), Args({{0, AF_INET6}, {2, 0}}),
+        Args({{0, AF_INET}, {2, IPPROTO_ICMP}}, kDgram),
+        Args({{0, AF_INET6}, {2, IPPROTO_ICMPV6}}, kDgram)}},
       {"connect", Need::kNetHost, "the guest's connections; DNS"},
+      {"bind", Need::kNetHost, "--publish: the host port of a published guest listener"},
+      {"listen", Need::kNetHost, "--publish: the host port of a published guest listener"},
       {"accept", Need::kNetHost, "connections to the guest's listening host sockets"},
       {"shutdown", Need::kNetHost, "the guest's shutdown"},
       {"sendto", Need::kNetHost, "the guest's datagrams; DNS queries"},

@@ -145,7 +145,8 @@ class PolicyReader {
   }
 
   absl::Status Network(const Json& net) {
-    SENTRY_RETURN_IF_ERROR(Keys(net, "network", {"mode", "allowedDomains", "deniedDomains"}));
+    SENTRY_RETURN_IF_ERROR(
+        Keys(net, "network", {"mode", "allowedDomains", "deniedDomains", "publish"}));
     if (net.contains("mode")) {
       const Json& m = net["mode"];
       if (!m.is_string() || (m != "none" && m != "host")) {
@@ -163,6 +164,26 @@ class PolicyReader {
         if (!netstack::ParseNetRule((*out)[i], &err)) {
           return Fail(key + "[" + std::to_string(i) + "]", err);
         }
+      }
+    }
+    if (net.contains("publish")) {
+      // Entries are strings ("8080", "8080:80") or plain port numbers.
+      const Json& list = net["publish"];
+      if (!list.is_array()) return Fail("network.publish", "expected a list");
+      for (size_t i = 0; i < list.size(); i++) {
+        std::string key = "network.publish[" + std::to_string(i) + "]";
+        const Json& e = list[i];
+        std::string text;
+        if (e.is_number_integer()) {
+          text = std::to_string(e.get<int64_t>());
+        } else if (e.is_string()) {
+          text = e.get<std::string>();
+        } else {
+          return Fail(key, "expected a port or \"HOSTPORT:GUESTPORT[/udp]\"");
+        }
+        std::string err;
+        if (!netstack::ParsePublish(text, &err)) return Fail(key, err);
+        AddNew({text}, p_.publish);
       }
     }
     return absl::OkStatus();
@@ -380,6 +401,7 @@ std::string PolicyJson(const Policy& p) {
   j["network"]["mode"] = p.net_host ? "host" : "none";
   j["network"]["allowedDomains"] = p.allowed_domains;
   j["network"]["deniedDomains"] = p.denied_domains;
+  j["network"]["publish"] = p.publish;
   j["limits"]["pids"] = p.pids > 0 ? nlohmann::ordered_json(p.pids) : "auto";
   j["limits"]["tmpSize"] = p.tmp_size.empty() ? "50%" : p.tmp_size;
   j["limits"]["timeout"] = p.timeout.empty() ? "none" : p.timeout;
@@ -428,6 +450,10 @@ absl::Status ApplyPolicy(const Policy& p, SandboxOptions& opts) {
   for (const auto& r : p.allowed_domains)
     opts.allow_net.push_back(*netstack::ParseNetRule(r, &err));
   for (const auto& r : p.denied_domains) opts.deny_net.push_back(*netstack::ParseNetRule(r, &err));
+  for (const auto& text : p.publish) {
+    netstack::PublishedPort pub = *netstack::ParsePublish(text, &err);
+    opts.publish[{pub.protocol, pub.guest_port}] = pub.host_port;
+  }
   opts.max_tasks = p.pids;
   if (!p.tmp_size.empty()) opts.tmpfs_size = *vfs::ParseTmpfsSize(p.tmp_size);
   opts.memory_limit = p.memory;

@@ -33,6 +33,8 @@ struct Policy {
   bool net_host = false;
   std::vector<std::string> allowed_domains;
   std::vector<std::string> denied_domains;
+  // network.publish (--publish): "HOSTPORT[:GUESTPORT]" as written; needs mode "host".
+  std::vector<std::string> publish;
   // limits.pids (--pids); 0: derived from what the host gives.
   int64_t pids = 0;
   // limits.tmpSize (--tmpfs-size) as written: "512m", "25%", a byte count; empty: default.

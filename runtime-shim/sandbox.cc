@@ -389,6 +389,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (opts.net_host) {
     k.net().Configure(netstack::NetMode::kHost,
                       std::make_unique<netstack::EgressPolicy>(opts.allow_net, opts.deny_net));
+    k.net().SetPublished(opts.publish);
   }
   if (!opts.hostname.empty()) {
     absl::MutexLock l(&k.mu());

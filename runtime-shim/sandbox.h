@@ -101,6 +101,10 @@ struct SandboxOptions {
   bool net_host = false;
   std::vector<netstack::NetRule> allow_net;
   std::vector<netstack::NetRule> deny_net;
+  // --publish (net_host only): (protocol, guest port) -> host port. A guest TCP listener or
+  // UDP socket on the wildcard address and such a port also gets the host port
+  // (netstack/stack.h).
+  std::map<std::pair<int, uint16_t>, uint16_t> publish;
   // --tty=auto: when sentry-run's stdin is a terminal, the guest gets a pty of its own as its
   // controlling terminal, relayed to the caller's (runtime-shim/terminal.h); never: the
   // caller's fds as they are.

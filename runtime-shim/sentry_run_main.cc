@@ -1,6 +1,7 @@
 // sentry-run [--policy FILE] [--print-policy] [--fs=readonly|scratch] [--platform=seccomp|ptrace]
 //            [--strace] [--env K=V]... [--submounts=auto|none] [--net=none|host]
-//            [--allow-net=RULE]... [--deny-net=RULE]... [--tty=auto|never] [--timeout D]
+//            [--allow-net=RULE]... [--deny-net=RULE]... [--publish=PORT[:GUESTPORT][/udp]]...
+//            [--tty=auto|never] [--timeout D]
 //            [--memory SIZE] [--open-files N] [--cpu-time S] [--file-size SIZE]
 //            -- PROGRAM ARGS...
 #include <errno.h>
@@ -34,6 +35,7 @@ void Usage(FILE* out) {
       "                  [--timeout DURATION] [--memory SIZE] [--open-files N]\n"
       "                  [--cpu-time SECONDS] [--file-size SIZE]\n"
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
+      "                  [--publish=PORT[:GUESTPORT][/udp]]...\n"
       "                  [--tty=auto|never] [--audit FILE|-|fd:N] [--audit-summary]\n"
       "                  [--unsafe-no-confinement] -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /). --fs=readonly (the default): it\n"
@@ -73,6 +75,9 @@ void Usage(FILE* out) {
       "with :PORT or :PORT-PORT. Deny rules win; with no --allow-net every public address\n"
       "is allowed; private, link-local and loopback ranges need a CIDR rule. The Sentry\n"
       "answers the guest's DNS: names no rule allows do not resolve. See docs/network.md.\n"
+      "--publish=PORT[:GUESTPORT][/udp] (with --net=host) makes a guest TCP server (or a\n"
+      "UDP socket, with /udp) on the wildcard address and GUESTPORT (default: PORT)\n"
+      "reachable on the host's PORT; without it guest servers are the sandbox's own.\n"
       "--tty=auto (the default): when stdin is a terminal, the guest gets a terminal of its\n"
       "own (a pty of the sandbox, its controlling terminal, with job control, ^C and window\n"
       "size) relayed to yours, which stays in raw mode until the guest exits; never: the\n"
@@ -257,6 +262,13 @@ int main(int argc, char** argv) {
       cli.push_back([allow, r = std::string(v)](auto& p) {
         (allow ? p.allowed_domains : p.denied_domains).push_back(r);
       });
+    } else if (const char* v = value("--publish")) {
+      std::string err;
+      if (!sentry::netstack::ParsePublish(v, &err)) {
+        fprintf(stderr, "sentry-run: --publish=%s: %s\n", v, err.c_str());
+        return 2;
+      }
+      cli.push_back([text = std::string(v)](auto& p) { p.publish.push_back(text); });
     } else if (a.rfind("-", 0) == 0) {
       fprintf(stderr, "sentry-run: unknown flag \"%s\" (see --help)\n", a.c_str());
       return 2;
@@ -281,6 +293,10 @@ int main(int argc, char** argv) {
     fprintf(stderr,
             "sentry-run: --allow-net and --deny-net (network.allowedDomains, deniedDomains) "
             "need --net=host (network.mode \"host\")\n");
+    return 2;
+  }
+  if (!policy.net_host && !policy.publish.empty()) {
+    fprintf(stderr, "sentry-run: --publish (network.publish) needs --net=host\n");
     return 2;
   }
   if (print_policy) {

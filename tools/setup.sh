@@ -11,6 +11,8 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       # tests/workloads/egress.sh: its test network. dnsmasq-base is dnsmasq's program alone:
       # the package dnsmasq would also start a system-wide DNS server on port 53.
       iproute2 dnsmasq-base
+      # tests/workloads/egress.sh: ping (ping sockets to the far side, inside the sandbox)
+      iputils-ping
       # tests/workloads/network.sh: the other programs that talk over sockets
       socat curl nodejs openssh-client
       # tests/policy/audit.sh: checks the audit trail against docs/audit.schema.json

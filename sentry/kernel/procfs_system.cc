@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "netstack/ping.h"
 #include "sentry/kernel/aio.h"
 #include "sentry/kernel/keys.h"
 #include "sentry/kernel/procfs.h"
@@ -210,7 +211,8 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   ipv4->Add("tcp_rmem", Text("4096\t131072\t6291456\n"));
   ipv4->Add("tcp_wmem", Text("4096\t16384\t4194304\n"));
   ipv4->Add("tcp_fin_timeout", Text("60\n"));
-  ipv4->Add("ping_group_range", Text("1\t0\n"));
+  ipv4->Add("ping_group_range",
+            Text(absl::StrFormat("%u\t%u\n", netstack::kPingGroupLow, netstack::kPingGroupHigh)));
   net->Add("ipv4", ipv4);
   auto unx = Dir();
   unx->Add("max_dgram_qlen", Text("10\n"));

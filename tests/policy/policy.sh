@@ -175,6 +175,13 @@ net=$(python3 -c 'import json,sys; n=json.loads(sys.argv[1])["network"]
 print(n["mode"], ",".join(n["allowedDomains"]), ",".join(n["deniedDomains"]))' "$out" 2>&1)
 check "--print-policy: the network rules, --allow-net added to the file's" test "$net" = \
   "host example.com,10.0.0.0/8:443,extra.example *.bad.example"
+# network.publish: ports or "HOSTPORT:GUESTPORT"; --publish adds to the file's list.
+echo '{"network": {"mode": "host", "publish": [8080, "9090:90"]}}' >"$base/pub.json"
+out=$("$sentry_run" --policy "$base/pub.json" --publish=7070 --print-policy 2>&1)
+pub=$(python3 -c 'import json,sys; print(",".join(json.loads(sys.argv[1])["network"]["publish"]))' \
+  "$out" 2>&1)
+check "--print-policy: network.publish, --publish added (got $pub)" test "$pub" = \
+  "8080,9090:90,7070"
 echo '{"network": {"allowedDomains": ["example.com"]}}' >"$base/netnone.json"
 out=$(run --policy "$base/netnone.json" -- true)
 check "allowedDomains without mode host: refused" has "$out" "status 2"
@@ -380,6 +387,8 @@ bad read-only '{"filesystem": {"readOnly": "yes"}}' \
   "filesystem.readOnly: expected true, false or \"scratch\""
 bad net-rule '{"network": {"mode": "host", "deniedDomains": ["10.0.0.0/99"]}}' \
   "network.deniedDomains[0]: bad prefix length \"99\""
+bad publish '{"network": {"mode": "host", "publish": ["8080:0"]}}' \
+  'network.publish[0]: "0" is not a port (1-65535)'
 bad pids '{"limits": {"pids": -1}}' "limits.pids: expected a positive integer"
 bad cpus '{"limits": {"cpus": 2}}' "limits.cpus: not supported yet"
 bad deny-write '{"filesystem": {"denyWrite": ["../.bashrc"]}}' \

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 
 namespace sentry::netstack {
 namespace {
@@ -96,6 +97,33 @@ TEST(EgressPolicyTest, DenyWins) {
   InetAddr other = Addr("198.18.1.1", 80);
   p.NoteResolved("bad.example", other);
   EXPECT_TRUE(p.Denied(other).has_value());
+}
+
+TEST(PublishTest, ParsesPortAndMapping) {
+  std::string err;
+  auto same = ParsePublish("8080", &err);
+  ASSERT_TRUE(same.has_value()) << err;
+  EXPECT_EQ(same->host_port, 8080);
+  EXPECT_EQ(same->guest_port, 8080);
+  EXPECT_EQ(same->protocol, IPPROTO_TCP);
+  auto mapped = ParsePublish("8081:80/tcp", &err);
+  ASSERT_TRUE(mapped.has_value()) << err;
+  EXPECT_EQ(mapped->host_port, 8081);
+  EXPECT_EQ(mapped->guest_port, 80);
+  EXPECT_EQ(mapped->protocol, IPPROTO_TCP);
+  auto udp = ParsePublish("5353/udp", &err);
+  ASSERT_TRUE(udp.has_value()) << err;
+  EXPECT_EQ(udp->guest_port, 5353);
+  EXPECT_EQ(udp->protocol, IPPROTO_UDP);
+}
+
+TEST(PublishTest, RefusesBadPorts) {
+  for (const char* bad :
+       {"", "0", "65536", "80:", ":80", "1:2:3", "http", "-1", "80:0", "80/sctp", "80/"}) {
+    std::string err;
+    EXPECT_FALSE(ParsePublish(bad, &err).has_value()) << bad;
+    EXPECT_FALSE(err.empty()) << bad;
+  }
 }
 
 }  // namespace

@@ -93,7 +93,10 @@ setup_network() {
     ip -n "$fns" addr add 198.18.0.2/24 dev eg1 &&
     ip -n "$fns" addr add 169.254.169.254/32 dev lo &&
     ip -n "$fns" addr add 10.77.0.2/32 dev lo &&
-    ip -n "$fns" link set eg1 up
+    ip -n "$fns" link set eg1 up &&
+    # Ping sockets for every group in the guest namespace (where the Sentry opens its host
+    # ping sockets); the host's default there is "1 0", nobody.
+    ip netns exec "$gns" sh -c 'echo "0 2147483647" >/proc/sys/net/ipv4/ping_group_range'
 }
 if ! setup_network; then
   echo "ERROR egress: cannot configure the test network (see above)"
@@ -299,8 +302,105 @@ def loopback():
         p.wait()
 
 
+def ping(addr):
+    # One echo through a ping socket: the reply must carry this socket's ident as id, and
+    # the sequence and payload sent.
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)
+    s.settimeout(TIMEOUT)
+    try:
+        payload = b"sentry-egress"
+        s.sendto(struct.pack(">BBHHH", 8, 0, 0, 0x77, 5) + payload, (addr, 0))
+        rep, src = s.recvfrom(2048)
+        kind, code, _, rid, seq = struct.unpack(">BBHHH", rep[:8])
+        if (kind, code, rid, seq, rep[8:]) != (0, 0, s.getsockname()[1], 5, payload):
+            return "err bad-reply " + rep.hex()
+        return "ok reply from " + src[0]
+    except Exception as e:
+        return "err " + why(e)
+    finally:
+        s.close()
+
+
+def run(*cmd):
+    # A program's exit status; its output is not judged.
+    try:
+        return "exit %d" % subprocess.run(list(cmd), stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, timeout=10).returncode
+    except Exception as e:
+        return "err " + why(e)
+
+
+def listen(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("0.0.0.0", int(port)))
+        s.listen(5)
+        return "ok"
+    except Exception as e:
+        return "err " + why(e)
+    finally:
+        s.close()
+
+
+def serve(port, seconds):
+    # A server on the wildcard address: prints "listening", answers one request (or gives up
+    # after SECONDS) and returns the peers getpeername showed.
+    import http.server
+    peers = []
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            peers.append(self.client_address[0])
+            body = b"guest-page"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    s = http.server.HTTPServer(("0.0.0.0", int(port)), Page)
+    print("listening", flush=True)
+    s.timeout = float(seconds)
+    s.handle_request()
+    s.server_close()
+    return "peers=" + ",".join(peers)
+
+
+def udp_serve(port, seconds):
+    # A UDP socket on the wildcard address: prints "listening", echoes one datagram (or gives
+    # up after SECONDS) and returns where it came from.
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", int(port)))
+    print("listening", flush=True)
+    s.settimeout(float(seconds))
+    try:
+        data, peer = s.recvfrom(2048)
+        s.sendto(b"echo:" + data, peer)
+        return "from=" + peer[0]
+    except Exception as e:
+        return "err " + why(e)
+    finally:
+        s.close()
+
+
+def udp_ask(addr, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(TIMEOUT)
+    try:
+        s.sendto(b"hi", (addr, int(port)))
+        return "ok " + s.recv(2048).decode()
+    except Exception as e:
+        return "err " + why(e)
+    finally:
+        s.close()
+
+
 OPS = {"fetch": fetch, "resolve": resolve, "connect": connect, "udp": udp, "dns": dns,
-       "loopback": loopback}
+       "loopback": loopback, "ping": ping, "run": run, "listen": listen, "serve": serve,
+       "udp_serve": udp_serve, "udp_ask": udp_ask}
 
 args = sys.argv[1:]
 while args:
@@ -336,9 +436,11 @@ fi
 native_ops=(fetch http://allowed.test:8080/ + fetch http://denied.test:8081/
             + fetch http://meta.test/ + fetch http://private.test/
             + resolve denied.test + udp 198.18.0.2 9999
-            + dns tcp 198.18.0.2 allowed.test + dns tcp 198.18.0.2 denied.test)
+            + dns tcp 198.18.0.2 allowed.test + dns tcp 198.18.0.2 denied.test
+            + ping 198.18.0.2 + ping 10.77.0.2)
 native_want=$(printf '%s\n' "ok far-8080" "ok far-8081" "ok metadata" "ok private" \
-  "ok 198.18.0.2" "ok" "rcode=0 a=198.18.0.2" "rcode=0 a=198.18.0.2")
+  "ok 198.18.0.2" "ok" "rcode=0 a=198.18.0.2" "rcode=0 a=198.18.0.2" \
+  "ok reply from 198.18.0.2" "ok reply from 10.77.0.2")
 got=$(in_guest timeout -k 1 20 "$py" -c "$client" "${native_ops[@]}" 2>&1)
 if [ "$got" != "$native_want" ]; then
   echo "ERROR egress: the test network does not work natively; the guest namespace got:"
@@ -586,9 +688,112 @@ loopback() {  # (j) --net=host keeps the sandbox's own loopback
     expect "$c" 0 "ok loopback-page"
 }
 
+ping_allowed() {  # (k) an echo to an allowed address goes out through a host ping socket
+  local c=${FUNCNAME[0]}
+  sandbox "$c" --net=host --allow-net=198.18.0.0/24 -- \
+    ping 198.18.0.2 + run ping -c 2 -i 0.2 -W 2 198.18.0.2 + run ping -c 2 -i 0.2 127.0.0.1 &&
+    expect "$c" 0 "ok reply from 198.18.0.2" &&
+    expect "$c" 1 "exit 0" &&
+    expect "$c" 2 "exit 0" &&
+    expect_denials "$c" 198.18.0.2:0 0
+}
+
+ping_denied() {  # (k) ... to a denied one: EPERM at once, reported once, as for UDP
+  local c=${FUNCNAME[0]}
+  sandbox "$c" --net=host --allow-net=allowed.test -- \
+    ping 198.18.0.2 + ping 198.18.0.2 + ping 10.77.0.2 + run ping -c 1 -W 2 198.18.0.2 &&
+    expect "$c" 0 "err EPERM" &&
+    expect "$c" 1 "err EPERM" &&
+    expect "$c" 2 "err EPERM" &&
+    expect "$c" 3 "exit 2" &&  # its UDP probe (connect to port 1025) is refused first
+    expect_denials "$c" 198.18.0.2:0 1 &&
+    expect_denials "$c" 10.77.0.2:0 1
+}
+
+# published CASE FETCH_PORT [SENTRY_RUN_FLAGS...] -- a guest server on 0.0.0.0:8000 (one
+# request, at most 4 s), fetched from the far side at 198.18.0.1:FETCH_PORT once it listens.
+# Sets fetched (the far side's result) and res[] (the guest's lines: listening, peers=...).
+# With guest_op / far_op set (udp_serve, udp_ask), the same for a UDP echo.
+published() {
+  local name=$1 port=$2 gop=${guest_op:-serve} fop=${far_op:-fetch}
+  shift 2
+  fetched="not fetched"
+  res=()
+  if [ $((deadline - SECONDS)) -le 12 ]; then
+    fail "$name" "not run: the script's 100 s are used up"
+    return
+  fi
+  ip netns exec "$gns" timeout -k 2 12 "$sentry_run" --platform="$platform" --net=host "$@" \
+    -- "$py" -c "$client" "$gop" 8000 4 </dev/null >"$work/$name.out" 2>"$work/$name.err" &
+  local pid=$! i
+  for i in $(seq 50); do
+    grep -q '^listening' "$work/$name.out" && break
+    sleep 0.2
+  done
+  if [ "$fop" = fetch ]; then
+    fetched=$(ip netns exec "$fns" "$py" -c "$client" fetch "http://198.18.0.1:$port/" 2>&1)
+  else
+    fetched=$(ip netns exec "$fns" "$py" -c "$client" "$fop" 198.18.0.1 "$port" 2>&1)
+  fi
+  wait "$pid"
+  local status=$?
+  mapfile -t res <"$work/$name.out"
+  if [ "$status" -ne 0 ] || [ "${#res[@]}" -ne 2 ]; then
+    fail "$name" "sentry-run $* exited $status with ${#res[@]} of 2 lines$(stderr_of "$name")"
+  fi
+}
+
+publish() {  # (l) --publish=8001:8000: the far side reaches the guest's server on host port 8001
+  local c=${FUNCNAME[0]}
+  published "$c" 8001 --publish=8001:8000 || return
+  [ "$fetched" = "ok guest-page" ] ||
+    fail "$c" "the far side fetched \"$fetched\", want \"ok guest-page\"$(stderr_of "$c")" ||
+    return
+  expect "$c" 0 "listening" &&
+    expect "$c" 1 "peers=198.18.0.2"  # getpeername: the real remote address
+}
+
+publish_none() {  # (l) without --publish the same server is the sandbox's own
+  local c=${FUNCNAME[0]}
+  published "$c" 8000 --allow-net=allowed.test || return
+  [ "$fetched" = "err ECONNREFUSED" ] ||
+    fail "$c" "the far side fetched \"$fetched\", want \"err ECONNREFUSED\"" || return
+  expect "$c" 0 "listening" &&
+    expect "$c" 1 "peers="
+}
+
+publish_udp() {  # (l) --publish=9053:8000/udp: a guest UDP socket on 0.0.0.0:8000 gets host 9053
+  local c=${FUNCNAME[0]}
+  guest_op=udp_serve far_op=udp_ask published "$c" 9053 --publish=9053:8000/udp || return
+  [ "$fetched" = "ok echo:hi" ] ||
+    fail "$c" "the far side got \"$fetched\", want \"ok echo:hi\"$(stderr_of "$c")" || return
+  expect "$c" 0 "listening" &&
+    expect "$c" 1 "from=198.18.0.2"
+}
+
+publish_taken() {  # (l) a published port the host side already uses: EADDRINUSE at listen
+  local c=${FUNCNAME[0]} holder
+  ip netns exec "$gns" "$py" -c "import socket, time
+s = socket.socket(); s.bind(('0.0.0.0', 8002)); s.listen(1); print('up', flush=True)
+time.sleep(30)" >"$work/holder.out" 2>&1 </dev/null &
+  holder=$!
+  server_pids+=("$holder")
+  for _ in $(seq 50); do
+    grep -q '^up' "$work/holder.out" && break
+    sleep 0.1
+  done
+  sandbox "$c" --net=host --publish=8002 -- listen 8002 + listen 8003
+  local ok=$?
+  kill "$holder" 2>/dev/null
+  [ "$ok" -eq 0 ] &&
+    expect "$c" 0 "err EADDRINUSE" &&
+    expect "$c" 1 "ok"
+}
+
 cases=(allow_domain nxdomain deny_ip_once resolved_ip cidr_port private_default
        private_domain_rule private_cidr_rule udp_eperm dns_tcp dns_any_address deny_wins
-       deny_cidr_port unreachable_default unreachable_none loopback)
+       deny_cidr_port unreachable_default unreachable_none loopback ping_allowed ping_denied
+       publish publish_none publish_udp publish_taken)
 for c in "${cases[@]}"; do
   before=$failures
   if "$c"; then
