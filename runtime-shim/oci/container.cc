@@ -144,6 +144,8 @@ absl::StatusOr<Container> Container::Open(const std::string& root, const std::st
     c.state_.rootfs = j.at("rootfs").get<std::string>();
     c.state_.created = j.at("created").get<std::string>();
     c.state_.annotations = j.value("annotations", std::map<std::string, std::string>{});
+    c.state_.cgroup_v2 = j.value("cgroupV2", false);
+    c.state_.cgroup_dirs = j.value("cgroupDirs", std::vector<std::string>{});
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(dir + "/state.json: " + e.what());
   }
@@ -166,7 +168,9 @@ absl::Status Container::Save() const {
                       {"bundle", state_.bundle},
                       {"rootfs", state_.rootfs},
                       {"created", state_.created},
-                      {"annotations", state_.annotations}};
+                      {"annotations", state_.annotations},
+                      {"cgroupV2", state_.cgroup_v2},
+                      {"cgroupDirs", state_.cgroup_dirs}};
   // Written aside and renamed, so a reader never sees half a file.
   std::string tmp = dir_ + "/state.json.tmp";
   {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -26,6 +27,10 @@ struct ContainerState {
   std::string rootfs;
   std::string created;  // RFC 3339, UTC, nanoseconds
   std::map<std::string, std::string> annotations;
+  // The host cgroup the sandbox runs in (runtime-shim/cgroup.h): its directories, one per
+  // hierarchy; none if the container has no cgroup of its own.
+  bool cgroup_v2 = false;
+  std::vector<std::string> cgroup_dirs;
 };
 
 // A container's directory, locked (flock) for as long as this object lives.

@@ -36,7 +36,7 @@ absl::Status Features() {
       {"linux",
        {{"namespaces", {"pid", "network", "ipc", "uts", "mount"}},
         {"capabilities", nlohmann::json::array()},
-        {"cgroup", {{"v1", false}, {"v2", false}, {"systemd", false}}},
+        {"cgroup", {{"v1", true}, {"v2", true}, {"systemd", false}}},
         {"seccomp",
          {{"enabled", true},
           {"actions",

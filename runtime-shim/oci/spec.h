@@ -3,11 +3,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
+#include "runtime-shim/cgroup.h"
 #include "runtime-shim/sandbox.h"
 
 namespace sentry::oci {
@@ -32,6 +34,13 @@ struct BundleSpec {
   bool terminal = false;
   int console_rows = 0, console_cols = 0;  // process.consoleSize; 0: not given
   std::map<std::string, std::string> annotations;
+  // linux.cgroupsPath and linux.resources: whether the sandbox gets a host cgroup of its own
+  // (either is given), its path as given, and the limits to write there.
+  bool cgroup = false;
+  std::string cgroups_path;
+  shim::CgroupLimits limits;
+  // process.oomScoreAdj, for the whole sandbox (the host's OOM killer sees its processes).
+  std::optional<int> oom_score_adj;
   // What the config asks for that the Sentry does not provide or enforce (yet), one line
   // each, for the --debug log.
   std::vector<std::string> ignored;

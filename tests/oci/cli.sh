@@ -115,7 +115,6 @@ expect_fail "unknown subcommand flag" "unknown flag --bogus for list" rt list --
 expect_fail "unknown command" 'unknown command "frobnicate"' rt frobnicate
 expect_fail "checkpoint" "not supported" rt checkpoint x
 expect_fail "restore" "not supported" rt restore x
-expect_fail "update (not built)" "not implemented" rt update x
 rm -f "$WORK/log.json"
 rt --log "$WORK/log.json" --log-format json --bogus list 2>/dev/null
 python3 -c '
@@ -396,6 +395,8 @@ done
 for i in $(seq 20); do rt delete "m$i" & done
 wait
 [[ -z $(rt list -q) ]] && pass "all deleted" || fail "left: $(rt list -q)"
+
+source "$(dirname "$0")/cli_resources.sh"
 
 # --- nothing left behind ---
 left=$(pgrep -f "$WORK/" | grep -v "^$$\$" || true)
