@@ -361,7 +361,8 @@ rt delete sp
 
 # --- delete --force of a running and of a created container ---
 rt create -b "$WORK/sleeper" --pid-file "$WORK/f.pid" f1 && rt start f1
-rt delete --force f1 && ! kill -0 "$(cat "$WORK/f.pid")" 2>/dev/null && [[ -z $(rt list -q) ]] &&
+# (Reaped, not just gone: a killed process stays a zombie until the subreaper gets to it.)
+rt delete --force f1 && [[ $(reaped "$(cat "$WORK/f.pid")") == "signal 9" ]] && [[ -z $(rt list -q) ]] &&
   pass "delete --force of a running container" || fail "delete --force running"
 rt create -b "$WORK/sleeper" --pid-file "$WORK/f2.pid" f2
 rt delete f2 && [[ $(reaped "$(cat "$WORK/f2.pid")") == "signal 9" ]] &&
