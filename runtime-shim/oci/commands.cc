@@ -16,6 +16,7 @@
 #include "runtime-shim/cgroup.h"
 #include "runtime-shim/oci/container.h"
 #include "runtime-shim/oci/control.h"
+#include "runtime-shim/oci/hooks.h"
 #include "runtime-shim/oci/oci.h"
 #include "sentry/base/status.h"
 
@@ -214,6 +215,7 @@ absl::Status Delete(const Globals& g, const std::string& id, bool force) {
                                          ") did not exit after SIGKILL");
     }
   }
+  RunLaterHooks(g, c->state(), "poststop", "stopped");
   // Anything left in the container's cgroup goes with it, and the group too (as runc's
   // delete does).
   if (!c->state().cgroup_dirs.empty()) {

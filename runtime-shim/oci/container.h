@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -15,6 +16,14 @@ namespace sentry::oci {
 
 enum class Status { kCreated, kRunning, kPaused, kStopped };
 const char* StatusName(Status s);
+
+// One entry of config.json's hooks.
+struct Hook {
+  std::string path;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  int timeout = 0;  // seconds; 0: none
+};
 
 // What state.json holds.
 struct ContainerState {
@@ -31,6 +40,8 @@ struct ContainerState {
   // hierarchy; none if the container has no cgroup of its own.
   bool cgroup_v2 = false;
   std::vector<std::string> cgroup_dirs;
+  // poststart and poststop hooks (kind, hook), run by `start` and `delete`.
+  std::vector<std::pair<std::string, Hook>> later_hooks;
 };
 
 // A container's directory, locked (flock) for as long as this object lives.

@@ -148,11 +148,7 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
 // the guest's traffic through such an interface, a network (Docker's bridge, a CNI network)
 // fails here, clearly, instead of leaving the guest silently without it.
 absl::Status RunCreateHooks(const BundleSpec& spec, const ContainerState& st) {
-  std::string state =
-      nlohmann::json{
-          {"ociVersion", "1.0.2-dev"}, {"id", st.id},         {"pid", st.pid},
-          {"status", "created"},       {"bundle", st.bundle}, {"annotations", st.annotations}}
-          .dump();
+  std::string state = HookState(st, "created");
   for (const auto& [kind, hook] : spec.create_hooks) {
     SENTRY_RETURN_IF_ERROR(RunHook(kind, hook, state));
   }
@@ -242,6 +238,7 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   st.rootfs = spec.rootfs;
   st.created = NowRfc3339();
   st.annotations = spec.annotations;
+  st.later_hooks = spec.later_hooks;
   if (group) {
     st.cgroup_v2 = group->v2();
     st.cgroup_dirs = group->dirs();
@@ -402,6 +399,7 @@ absl::Status Start(const Globals& g, const std::string& id) {
   close(fd);
   if (!sent) return ErrnoStatus("start " + id + ": write " + fifo);
   unlink(fifo.c_str());
+  RunLaterHooks(g, c.state(), "poststart", "running");
   return absl::OkStatus();
 }
 

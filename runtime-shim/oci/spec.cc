@@ -180,6 +180,8 @@ absl::Status ReadHooks(const Reader& r, BundleSpec& spec) {
       hook = {path, args, env, static_cast<int>(timeout)};
       if (at_create) {
         spec.create_hooks.push_back({kind, hook});
+      } else if (std::string(kind) != "startContainer") {
+        spec.later_hooks.push_back({kind, hook});
       } else {
         spec.ignored.push_back(item + " (" + path + ") is not run yet");
       }

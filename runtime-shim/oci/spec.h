@@ -10,17 +10,11 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "runtime-shim/cgroup.h"
+#include "runtime-shim/oci/container.h"
 #include "runtime-shim/sandbox.h"
 
 namespace sentry::oci {
 
-// One entry of config.json's hooks.
-struct Hook {
-  std::string path;
-  std::vector<std::string> args;
-  std::vector<std::string> env;
-  int timeout = 0;  // seconds; 0: none
-};
 
 struct BundleSpec {
   shim::SandboxOptions sandbox;
@@ -30,6 +24,8 @@ struct BundleSpec {
   std::string netns_path;
   // prestart, createRuntime and createContainer hooks, in the order create runs them.
   std::vector<std::pair<std::string, Hook>> create_hooks;
+  // poststart and poststop hooks, which `start` and `delete` run (kept in state.json).
+  std::vector<std::pair<std::string, Hook>> later_hooks;
   std::string rootfs;  // absolute host path of root.path
   bool terminal = false;
   int console_rows = 0, console_cols = 0;  // process.consoleSize; 0: not given

@@ -146,3 +146,21 @@ rt delete rl
 [[ $(sed -n 1,2p "$WORK/rl.out" | tr '\n' ' ') == "100 2048 " ]] &&
   pass "process.rlimits: NOFILE 100, FSIZE 1 MiB (2048 blocks)" || fail "rlimits: $(cat "$WORK/rl.out")"
 [[ $adj == 500 ]] && pass "process.oomScoreAdj 500 on the sandbox process" || fail "oomScoreAdj: '$adj'"
+
+# --- poststart (run by start) and poststop (run by delete) hooks, with the state on stdin ---
+make_bundle hk '["sh", "-c", "sleep 0.5"]'
+edit_config hk 'c["hooks"] = {
+  "poststart": [{"path": "/bin/sh", "args": ["sh", "-c", "cat >'$WORK'/poststart.json"]}],
+  "poststop": [{"path": "/bin/sh", "args": ["sh", "-c", "cat >'$WORK'/poststop.json"]},
+               {"path": "/bin/false"}]}'
+rt create -b "$WORK/hk" --pid-file "$WORK/hk.pid" hk && rt start hk
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["id"]=="hk" and s["status"]=="running", s' \
+  "$WORK/poststart.json" 2>/dev/null && pass "poststart hook: run by start, state running on stdin" ||
+  fail "poststart: $(cat "$WORK/poststart.json" 2>&1)"
+reaped "$(cat "$WORK/hk.pid")" >/dev/null
+err=$(rt delete hk 2>&1)
+rc=$?
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["status"]=="stopped", s' \
+  "$WORK/poststop.json" 2>/dev/null && ((rc == 0)) && [[ $err == *"warning: poststop hook /bin/false"* ]] &&
+  pass "poststop hooks: run by delete; a failing one is a warning ($err)" ||
+  fail "poststop: rc=$rc $err $(cat "$WORK/poststop.json" 2>&1)"
