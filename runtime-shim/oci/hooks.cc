@@ -25,9 +25,9 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
 }  // namespace
 
 std::string HookState(const ContainerState& st, const char* status) {
-  return nlohmann::json{{"ociVersion", "1.0.2-dev"}, {"id", st.id},
-                        {"pid", st.pid},             {"status", status},
-                        {"bundle", st.bundle},       {"annotations", st.annotations}}
+  return nlohmann::json{
+      {"ociVersion", "1.0.2-dev"}, {"id", st.id},         {"pid", st.pid},
+      {"status", status},          {"bundle", st.bundle}, {"annotations", st.annotations}}
       .dump();
 }
 

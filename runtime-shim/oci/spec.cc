@@ -364,8 +364,7 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
     }
     spec.oom_score_adj = adj->get<int>();
   }
-  for (const char* unenforced :
-       {"linux.sysctl", "linux.maskedPaths", "linux.readonlyPaths"}) {
+  for (const char* unenforced : {"linux.sysctl", "linux.maskedPaths", "linux.readonlyPaths"}) {
     if (r.Find(unenforced) != nullptr) {
       spec.ignored.push_back(std::string(unenforced) + " is not applied yet");
     }

@@ -15,7 +15,6 @@
 
 namespace sentry::oci {
 
-
 struct BundleSpec {
   shim::SandboxOptions sandbox;
   // The sandbox process's host network namespace: a new, empty one (so that what a hook puts
