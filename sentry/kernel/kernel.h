@@ -22,7 +22,6 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "netstack/stack.h"
 #include "platform/platform.h"
 #include "sentry/abi/linux.h"
 #include "sentry/base/errno.h"
@@ -37,6 +36,7 @@
 #include "sentry/kernel/seccomp.h"
 #include "sentry/kernel/timers.h"
 #include "sentry/mm/memory_manager.h"
+#include "netstack/stack.h"
 #include "vfs/fd_table.h"
 #include "vfs/vfs.h"
 

@@ -252,7 +252,7 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
     if (creds.UnsettlesDumpable(tg.creds)) tg.dumpable = false;
     if (secure || creds.UnsettlesDumpable(tg.creds)) t.pdeathsig_ = 0;
     tg.creds = std::move(creds);
-    tg.timers.KillPosix();          // itimers survive execve; POSIX timers do not
+    tg.timers.KillPosix();  // itimers survive execve; POSIX timers do not
     t.personality_ &= ~0x0400000u;  // READ_IMPLIES_EXEC goes, as x86_64's SET_PERSONALITY
     // Handlers reset to default; ignored signals stay ignored. The table is now private.
     auto h = std::make_shared<kernel::SignalHandlers>();
