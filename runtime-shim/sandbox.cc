@@ -178,7 +178,7 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   for (const auto& dir : opts.tmpfs_mounts) {
     SENTRY_RETURN_IF_ERROR(mount(dir, vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
   }
-  if (opts.read_only_root) {
+  if (opts.read_only_root && opts.scratch_dirs) {
     for (const auto& dir : kScratchDirs) {
       auto host = dir.host_below ? LookupBelow(*lower, dir.path) : Result<vfs::InodeRef>(Errno(ENOENT));
       if (host.ok()) {

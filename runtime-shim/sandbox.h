@@ -48,6 +48,9 @@ struct SandboxOptions {
   // each an empty tmpfs. False: the guest writes anywhere, into the in-memory layer dropped
   // at exit (an OCI container's writable root; sentry-run --fs=scratch).
   bool read_only_root = false;
+  // With read_only_root: /tmp, /var/tmp and /run are writable as said above (sentry-run).
+  // False: nothing is, but the binds and tmpfs_mounts that say so (OCI root.readonly).
+  bool scratch_dirs = true;
   struct Bind {
     std::string host;
     std::string guest;

@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "runtime-shim/memory_cgroup.h"
+#include "runtime-shim/cgroup.h"
 
 namespace sentry::shim {
 namespace {
@@ -52,9 +52,12 @@ sigset_t WatchedSignals() {
 
 // The host memory cgroup for `opts`, with this process in it (so that what it forks is too);
 // null if there is no memory limit or no group could be made (--debug says why).
-std::unique_ptr<MemoryCgroup> JoinNewGroup(const SuperviseOptions& opts) {
+std::unique_ptr<Cgroup> JoinNewGroup(const SuperviseOptions& opts) {
   if (opts.memory_bytes == 0) return nullptr;
-  auto made = MemoryCgroup::Create(opts.memory_bytes + kHostHeadroom);
+  // Swap would let the group hold more than the limit: memory+swap gets the same bound.
+  int64_t limit = static_cast<int64_t>(opts.memory_bytes + kHostHeadroom);
+  auto made = Cgroup::Create("sentry-run-" + std::to_string(getpid()),
+                             {.memory = limit, .memory_swap = limit});
   absl::Status joined = made.ok() ? (*made)->Join(0) : made.status();
   if (!joined.ok()) {
     if (opts.debug) {
@@ -77,8 +80,7 @@ enum class Ended { kByItself, kTimeout, kMemory };
 
 // Waits for `child` (its wait status in `status`), passing the watched signals on, until it
 // exits, or the deadline passes, or the host OOM-kills in `group`: then kills the sandbox.
-Ended Watch(pid_t child, const sigset_t& watched, int64_t deadline, MemoryCgroup* group,
-            int& status) {
+Ended Watch(pid_t child, const sigset_t& watched, int64_t deadline, Cgroup* group, int& status) {
   Ended ended = Ended::kByItself;
   while (waitpid(child, &status, WNOHANG) != child) {
     if (group != nullptr && group->OomKills() > 0) ended = Ended::kMemory;
@@ -105,7 +107,7 @@ Ended Watch(pid_t child, const sigset_t& watched, int64_t deadline, MemoryCgroup
 }  // namespace
 
 std::optional<int> Supervise(const SuperviseOptions& opts) {
-  std::unique_ptr<MemoryCgroup> group = JoinNewGroup(opts);
+  std::unique_ptr<Cgroup> group = JoinNewGroup(opts);
   struct termios saved_tty;
   bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tty) == 0;
   sigset_t watched = WatchedSignals(), old_mask;
@@ -128,7 +130,7 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
   int64_t deadline = opts.timeout_ms > 0 ? NowMs() + opts.timeout_ms : 0;
   int status = 0;
   Ended ended = Watch(child, watched, deadline, group.get(), status);
-  group.reset();  // kills what is left, removes the cgroup
+  if (group) group->Destroy();  // kills what is left, removes the cgroup
   // The watched signals stay blocked: this process only reports and exits now.
   if (ended != Ended::kByItself && tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
   if (ended == Ended::kTimeout) {

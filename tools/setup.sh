@@ -25,7 +25,9 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       bubblewrap
       # tests/oci: a private dockerd (with its containerd and runc, to compare against) and a
       # busybox image built locally from busybox-static
-      docker.io containerd busybox-static)
+      docker.io containerd busybox-static
+      # tests/oci/podman.sh: podman 4.3 (with conmon) driving sentry as its --runtime
+      podman)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "runtime-shim/oci/oci.h"
+#include "runtime-shim/oci/resources.h"
+#include "runtime-shim/supervisor.h"
 
 namespace sentry::oci {
 namespace {
@@ -83,7 +85,8 @@ int Main(int argc, char** argv) {
   app.add_option("--log-format", g.log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--debug", g.debug, "log debug lines (to --log)");
-  app.add_flag("--systemd-cgroup", g.systemd_cgroup, "accepted; cgroups are not managed yet");
+  app.add_flag("--systemd-cgroup", g.systemd_cgroup,
+               "accepted: cgroupsPath's SLICE:PREFIX:NAME form is read either way");
   app.add_option("--platform", g.platform, "seccomp or ptrace")->capture_default_str();
   app.add_flag("--strace", g.strace, "log every guest syscall");
   app.add_flag("--unsafe-no-confinement", g.unsafe_no_confinement,
@@ -193,13 +196,33 @@ int Main(int argc, char** argv) {
   resume->add_option("container-id", id)->required();
   resume->callback([&] { result = Resume(g, id); });
 
-  for (const char* name : {"update", "events"}) {
-    CLI::App* c = app.add_subcommand(name, std::string(name) + " (not implemented yet)");
-    c->allow_extras();
-    c->callback([&, name] {
-      result = absl::UnimplementedError(std::string(name) + " is not implemented yet");
-    });
-  }
+  UpdateFlags uf;
+  CLI::App* update = app.add_subcommand("update", "change a container's resource limits");
+  update->add_option("-r,--resources", uf.resources,
+                     "LinuxResources JSON file, or - for stdin (as Docker passes it)");
+  update->add_option("--memory", uf.memory, "memory limit (bytes, or 64m; -1: none)");
+  update->add_option("--memory-swap", uf.memory_swap, "memory plus swap limit");
+  update->add_option("--memory-reservation", uf.memory_reservation, "memory soft limit");
+  update->add_option("--pids-limit", uf.pids_limit, "most processes and threads");
+  update->add_option("--cpu-shares", uf.cpu_shares, "CPU weight");
+  update->add_option("--cpu-quota", uf.cpu_quota, "CPU time (us) per period; -1: none");
+  update->add_option("--cpu-period", uf.cpu_period, "CFS period (us)");
+  update->add_option("--cpuset-cpus", uf.cpuset_cpus, "CPUs allowed (0-1, 0,2)");
+  update->add_option("--cpuset-mems", uf.cpuset_mems, "memory nodes allowed");
+  update->add_option("container-id", uf.id)->required();
+  update->callback([&] { result = Update(g, uf); });
+
+  bool stats = false;
+  std::string interval = "5s";
+  CLI::App* events = app.add_subcommand("events", "print a container's resource statistics");
+  events->add_flag("--stats", stats, "print one stats object and exit");
+  events->add_option("--interval", interval, "time between stats objects (default 5s)");
+  events->add_option("container-id", id)->required();
+  events->callback([&] {
+    auto ms = shim::ParseDuration(interval);
+    result = ms ? Events(g, id, stats, *ms)
+                : absl::InvalidArgumentError("--interval: invalid duration \"" + interval + "\"");
+  });
   for (const char* name : {"checkpoint", "restore"}) {
     CLI::App* c = app.add_subcommand(name, std::string(name) + " (not supported)");
     c->allow_extras();

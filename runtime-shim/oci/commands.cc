@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "runtime-shim/cgroup.h"
 #include "runtime-shim/oci/container.h"
+#include "runtime-shim/oci/control.h"
+#include "runtime-shim/oci/hooks.h"
 #include "runtime-shim/oci/oci.h"
 #include "sentry/base/status.h"
 
@@ -178,8 +181,14 @@ absl::Status Kill(const Globals& g, const std::string& id, const std::string& si
     return absl::FailedPreconditionError("container " + id + " is not running");
   }
   // Every guest process lives in the one sandbox process: it passes catchable signals to the
-  // guest init, and SIGKILL (or --all with SIGKILL) ends the whole sandbox at once.
+  // guest init, and SIGKILL (or --all with SIGKILL) ends the whole sandbox at once. --all
+  // with another signal goes to every guest process through the Sentry's control socket,
+  // once the guest runs (before, the sandbox process is all there is).
   LogDebug(g, "kill " + id + ": signal " + std::to_string(sig) + (all ? " (--all)" : ""));
+  Status s = c.CurrentStatus();
+  if (all && sig != SIGKILL && (s == Status::kRunning || s == Status::kPaused)) {
+    return ControlRequest(c.dir(), {{"op", "kill"}, {"signal", sig}}).status();
+  }
   if (kill(c.state().pid, sig) != 0) return ErrnoStatus("kill " + id);
   return absl::OkStatus();
 }
@@ -205,6 +214,12 @@ absl::Status Delete(const Globals& g, const std::string& id, bool force) {
                                          std::to_string(c->state().pid) +
                                          ") did not exit after SIGKILL");
     }
+  }
+  RunLaterHooks(g, c->state(), "poststop", "stopped");
+  // Anything left in the container's cgroup goes with it, and the group too (as runc's
+  // delete does).
+  if (!c->state().cgroup_dirs.empty()) {
+    shim::Cgroup::Open(c->state().cgroup_v2, c->state().cgroup_dirs)->Destroy();
   }
   return c->Remove();
 }

@@ -144,6 +144,14 @@ absl::StatusOr<Container> Container::Open(const std::string& root, const std::st
     c.state_.rootfs = j.at("rootfs").get<std::string>();
     c.state_.created = j.at("created").get<std::string>();
     c.state_.annotations = j.value("annotations", std::map<std::string, std::string>{});
+    c.state_.cgroup_v2 = j.value("cgroupV2", false);
+    c.state_.cgroup_dirs = j.value("cgroupDirs", std::vector<std::string>{});
+    for (const auto& h : j.value("laterHooks", nlohmann::json::array())) {
+      c.state_.later_hooks.push_back(
+          {h.at("kind").get<std::string>(),
+           {h.at("path").get<std::string>(), h.at("args").get<std::vector<std::string>>(),
+            h.at("env").get<std::vector<std::string>>(), h.at("timeout").get<int>()}});
+    }
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(dir + "/state.json: " + e.what());
   }
@@ -166,7 +174,17 @@ absl::Status Container::Save() const {
                       {"bundle", state_.bundle},
                       {"rootfs", state_.rootfs},
                       {"created", state_.created},
-                      {"annotations", state_.annotations}};
+                      {"annotations", state_.annotations},
+                      {"cgroupV2", state_.cgroup_v2},
+                      {"cgroupDirs", state_.cgroup_dirs},
+                      {"laterHooks", nlohmann::json::array()}};
+  for (const auto& [kind, h] : state_.later_hooks) {
+    j["laterHooks"].push_back({{"kind", kind},
+                               {"path", h.path},
+                               {"args", h.args},
+                               {"env", h.env},
+                               {"timeout", h.timeout}});
+  }
   // Written aside and renamed, so a reader never sees half a file.
   std::string tmp = dir_ + "/state.json.tmp";
   {

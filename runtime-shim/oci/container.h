@@ -6,6 +6,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -14,6 +16,14 @@ namespace sentry::oci {
 
 enum class Status { kCreated, kRunning, kPaused, kStopped };
 const char* StatusName(Status s);
+
+// One entry of config.json's hooks.
+struct Hook {
+  std::string path;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  int timeout = 0;  // seconds; 0: none
+};
 
 // What state.json holds.
 struct ContainerState {
@@ -26,6 +36,12 @@ struct ContainerState {
   std::string rootfs;
   std::string created;  // RFC 3339, UTC, nanoseconds
   std::map<std::string, std::string> annotations;
+  // The host cgroup the sandbox runs in (runtime-shim/cgroup.h): its directories, one per
+  // hierarchy; none if the container has no cgroup of its own.
+  bool cgroup_v2 = false;
+  std::vector<std::string> cgroup_dirs;
+  // poststart and poststop hooks (kind, hook), run by `start` and `delete`.
+  std::vector<std::pair<std::string, Hook>> later_hooks;
 };
 
 // A container's directory, locked (flock) for as long as this object lives.

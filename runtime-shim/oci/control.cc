@@ -14,10 +14,11 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "sentry/base/status.h"
-#include "sentry/kernel/kernel.h"
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/terminal.h"
+#include "sentry/base/guest_memory.h"
+#include "sentry/base/status.h"
+#include "sentry/kernel/kernel.h"
 #include "vfs/file.h"
 
 namespace sentry::oci {
@@ -225,10 +226,35 @@ struct ControlServer::Impl {
     } else if (op == "exec") {
       Exec(sock, *msg, fds);
       return;
+    } else if (op == "kill") {
+      Reply(sock, KillAll(msg->value("signal", 0)));
+    } else if (op == "update") {
+      // The host cgroup has the new limit already; the guest's ENOMEM comes at the same one.
+      if (msg->contains("memory")) {
+        int64_t bytes = msg->value("memory", int64_t{0});
+        GuestMemory::Global().SetLimitBytes(bytes > 0 ? static_cast<uint64_t>(bytes) : 0);
+      }
+      Reply(sock, {{"ok", true}});
     } else {
       Reply(sock, {{"error", "unknown request \"" + op + "\""}});
     }
     for (int fd : fds) close(fd);
+  }
+
+  // kill --all: `sig` for every guest process, as kill(2) from outside the sandbox would send
+  // it (a zombie gets nothing).
+  json KillAll(int sig) {
+    if (sig <= 0 || sig > abi::kNumSignals) return {{"error", "invalid signal"}};
+    abi::SigInfo info{};
+    info.signo = sig;
+    absl::MutexLock l(&k.mu());
+    int sent = 0;
+    for (kernel::ThreadGroup* g : k.AllGroups()) {
+      if (g->zombie) continue;
+      k.SendGroupSignal(*g, info);
+      sent++;
+    }
+    return {{"ok", true}, {"processes", sent}};
   }
 
   // Starts the process a client asked for and stays with it until it exits.
@@ -338,6 +364,18 @@ struct ControlServer::Impl {
     }
   }
 };
+
+absl::StatusOr<json> ControlRequest(const std::string& dir, const json& msg) {
+  SENTRY_ASSIGN_OR_RETURN(int sock, ConnectControl(dir));
+  absl::Status sent = SendControl(sock, msg);
+  auto reply = sent.ok() ? ReceiveControl(sock) : absl::StatusOr<json>(sent);
+  close(sock);
+  if (!reply.ok()) return reply.status();
+  if (reply->contains("error")) {
+    return absl::FailedPreconditionError(reply->value("error", "request failed"));
+  }
+  return *reply;
+}
 
 ControlServer::ControlServer(kernel::Kernel& k, int listen_fd,
                              std::vector<sock_filter> seccomp_filter)

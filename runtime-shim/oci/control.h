@@ -11,6 +11,10 @@
 //       and closes. The connection stands for the process: if the client goes away first,
 //       the process is killed.
 //   {"op":"pause"}, {"op":"resume"}: reply {"ok":true} or {"error":"..."}.
+//   {"op":"kill","signal":N}: N to every guest process (kill --all). Reply {"ok":true,
+//       "processes":COUNT} or {"error":"..."}.
+//   {"op":"update","memory":BYTES}: the guest's memory limit (the Sentry's accounting) after
+//       `update` changed the host cgroup's; -1 or 0: none. Reply {"ok":true}.
 #pragma once
 
 #include <linux/filter.h>
@@ -40,6 +44,10 @@ absl::Status SendControl(int sock, const nlohmann::json& msg, const std::vector<
 // The next message; fds that came with it are appended to `fds` (closed if `fds` is null).
 // A closed connection is an UnavailableError.
 absl::StatusOr<nlohmann::json> ReceiveControl(int sock, std::vector<int>* fds = nullptr);
+
+// One request to the Sentry of the container in DIR and its reply; a reply with "error" is
+// a FailedPreconditionError carrying it.
+absl::StatusOr<nlohmann::json> ControlRequest(const std::string& dir, const nlohmann::json& msg);
 
 // Serves the control socket of the sandbox running in `k` until destroyed. `seccomp_filter`
 // is the container's filter (linux.seccomp), which exec'd processes start with too.

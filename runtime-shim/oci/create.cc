@@ -21,6 +21,7 @@
 #include "runtime-shim/oci/control.h"
 #include "runtime-shim/oci/hooks.h"
 #include "runtime-shim/oci/oci.h"
+#include "runtime-shim/oci/resources.h"
 #include "runtime-shim/oci/spec.h"
 #include "sentry/base/status.h"
 
@@ -73,7 +74,19 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
 
 // The child side of create: becomes the container's sandbox process.
 [[noreturn]] void SandboxProcess(const Globals& g, BundleSpec& spec, const std::string& fifo,
-                                 int ready, int terminal) {
+                                 int ready, int terminal, shim::Cgroup* group) {
+  // First of all, so that the gofer and every stub start inside the container's cgroup.
+  if (group != nullptr) {
+    if (absl::Status s = group->Join(0); !s.ok()) SetupFailed(std::string(s.message()));
+  }
+  if (spec.oom_score_adj) {
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    std::string v = std::to_string(*spec.oom_score_adj);
+    if (fd < 0 || write(fd, v.data(), v.size()) != static_cast<ssize_t>(v.size())) {
+      SetupFailed("process.oomScoreAdj: " + std::string(strerror(errno)));
+    }
+    close(fd);
+  }
   // Our own session: the caller's terminal signals reach the guest only through `kill`.
   setsid();
   // Nothing the caller left open (containerd-shim leaks its socket as fd 3) reaches the
@@ -135,11 +148,7 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
 // the guest's traffic through such an interface, a network (Docker's bridge, a CNI network)
 // fails here, clearly, instead of leaving the guest silently without it.
 absl::Status RunCreateHooks(const BundleSpec& spec, const ContainerState& st) {
-  std::string state =
-      nlohmann::json{
-          {"ociVersion", "1.0.2-dev"}, {"id", st.id},         {"pid", st.pid},
-          {"status", "created"},       {"bundle", st.bundle}, {"annotations", st.annotations}}
-          .dump();
+  std::string state = HookState(st, "created");
   for (const auto& [kind, hook] : spec.create_hooks) {
     SENTRY_RETURN_IF_ERROR(RunHook(kind, hook, state));
   }
@@ -186,10 +195,24 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   if (f.preserve_fds > 0) LogDebug(g, "--preserve-fds: extra fds are not passed to the guest");
 
   SENTRY_ASSIGN_OR_RETURN(Container c, Container::New(g.root, f.id));
+  std::unique_ptr<shim::Cgroup> group;
   auto fail = [&](absl::Status s) {
+    if (group) group->Destroy();
     (void)c.Remove();
     return s;
   };
+  if (spec.cgroup) {
+    auto made = shim::Cgroup::Create(CgroupName(spec.cgroups_path, f.id), spec.limits);
+    if (made.ok()) {
+      group = std::move(*made);
+    } else if (HasLimits(spec.limits)) {
+      // Limits the caller relies on are never dropped silently.
+      return fail(absl::FailedPreconditionError("linux.resources: " +
+                                                std::string(made.status().message())));
+    } else {
+      LogDebug(g, "no cgroup for the container: " + std::string(made.status().message()));
+    }
+  }
   std::string fifo = c.FifoPath();
   if (mkfifo(fifo.c_str(), 0600) != 0) return fail(ErrnoStatus("mkfifo " + fifo));
   int ready[2];
@@ -198,7 +221,7 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   if (pid < 0) return fail(ErrnoStatus("fork"));
   if (pid == 0) {
     close(ready[0]);
-    SandboxProcess(g, spec, fifo, ready[1], terminal);
+    SandboxProcess(g, spec, fifo, ready[1], terminal, group.get());
   }
   close(ready[1]);
   std::string reply = ReadAll(ready[0]);
@@ -215,6 +238,11 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
   st.rootfs = spec.rootfs;
   st.created = NowRfc3339();
   st.annotations = spec.annotations;
+  st.later_hooks = spec.later_hooks;
+  if (group) {
+    st.cgroup_v2 = group->v2();
+    st.cgroup_dirs = group->dirs();
+  }
   absl::Status finished = c.Save();
   if (finished.ok()) finished = RunCreateHooks(spec, st);
   if (finished.ok() && !f.pid_file.empty()) {
@@ -371,6 +399,7 @@ absl::Status Start(const Globals& g, const std::string& id) {
   close(fd);
   if (!sent) return ErrnoStatus("start " + id + ": write " + fifo);
   unlink(fifo.c_str());
+  RunLaterHooks(g, c.state(), "poststart", "running");
   return absl::OkStatus();
 }
 

@@ -179,15 +179,7 @@ int g_signal_pipe = -1;  // the proxy's: signal numbers from its handler
 
 // Sends `op` (pause, resume) to the container's Sentry.
 absl::Status Request(const std::string& dir, const std::string& op) {
-  SENTRY_ASSIGN_OR_RETURN(int sock, ConnectControl(dir));
-  absl::Status sent = SendControl(sock, {{"op", op}});
-  auto reply = sent.ok() ? ReceiveControl(sock) : absl::StatusOr<json>(sent);
-  close(sock);
-  if (!reply.ok()) return reply.status();
-  if (reply->contains("error")) {
-    return absl::FailedPreconditionError(reply->value("error", op + " failed"));
-  }
-  return absl::OkStatus();
+  return ControlRequest(dir, {{"op", op}}).status();
 }
 
 }  // namespace

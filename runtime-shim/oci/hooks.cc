@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "nlohmann/json.hpp"
 #include "sentry/base/status.h"
 
 namespace sentry::oci {
@@ -22,6 +23,22 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+std::string HookState(const ContainerState& st, const char* status) {
+  return nlohmann::json{
+      {"ociVersion", "1.0.2-dev"}, {"id", st.id},         {"pid", st.pid},
+      {"status", status},          {"bundle", st.bundle}, {"annotations", st.annotations}}
+      .dump();
+}
+
+void RunLaterHooks(const Globals& g, const ContainerState& st, const std::string& kind,
+                   const char* status) {
+  for (const auto& [k, hook] : st.later_hooks) {
+    if (k != kind) continue;
+    absl::Status s = RunHook(kind, hook, HookState(st, status));
+    if (!s.ok()) LogError(g, "warning: " + std::string(s.message()));
+  }
+}
 
 absl::Status RunHook(const std::string& kind, const Hook& hook, const std::string& state_json) {
   std::string what = kind + " hook " + hook.path;

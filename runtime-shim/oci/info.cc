@@ -27,16 +27,16 @@ absl::Status Spec(const std::string& bundle) {
 }
 
 absl::Status Features() {
-  // Only what create honours: hooks are not run yet, so none is listed.
+  // Only what the runtime honours (startContainer hooks are not run).
   nlohmann::json f = {
       {"ociVersionMin", "1.0.0"},
       {"ociVersionMax", "1.0.2-dev"},
-      {"hooks", nlohmann::json::array()},
+      {"hooks", {"prestart", "createRuntime", "createContainer", "poststart", "poststop"}},
       {"mountOptions", {"bind", "rbind", "ro", "rro", "rw", "nosuid", "nodev", "noexec"}},
       {"linux",
        {{"namespaces", {"pid", "network", "ipc", "uts", "mount"}},
         {"capabilities", nlohmann::json::array()},
-        {"cgroup", {{"v1", false}, {"v2", false}, {"systemd", false}}},
+        {"cgroup", {{"v1", true}, {"v2", true}, {"systemd", false}}},
         {"seccomp",
          {{"enabled", true},
           {"actions",

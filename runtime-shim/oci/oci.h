@@ -21,7 +21,7 @@ struct Globals {
   std::string log;                  // --log FILE: where errors (and --debug lines) go
   std::string log_format = "text";  // text | json
   bool debug = false;
-  bool systemd_cgroup = false;  // accepted; cgroups are not managed yet
+  bool systemd_cgroup = false;  // accepted; cgroupsPath's systemd form is read either way
   std::string platform = "seccomp";
   bool strace = false;
   bool unsafe_no_confinement = false;  // debugging only: no allowlist, gofer fails open

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "runtime-shim/oci/oci.h"
+#include "runtime-shim/oci/resources.h"
 #include "runtime-shim/oci/seccomp.h"
 #include "sentry/base/status.h"
 
@@ -179,6 +180,8 @@ absl::Status ReadHooks(const Reader& r, BundleSpec& spec) {
       hook = {path, args, env, static_cast<int>(timeout)};
       if (at_create) {
         spec.create_hooks.push_back({kind, hook});
+      } else if (std::string(kind) != "startContainer") {
+        spec.later_hooks.push_back({kind, hook});
       } else {
         spec.ignored.push_back(item + " (" + path + ") is not run yet");
       }
@@ -223,6 +226,54 @@ absl::StatusOr<std::string> FindProgram(const std::string& rootfs, const std::st
   return absl::NotFoundError("exec: \"" + prog + "\": executable file not found in $PATH");
 }
 
+// linux.cgroupsPath and linux.resources. The memory limit is the Sentry's own too (mmap and
+// brk fail with ENOMEM there); the pids limit needs no copy: the Sentry derives its task cap
+// from the pids cgroup it starts in (kernel/host_limits.h), which leaves room for its own
+// threads.
+absl::Status ReadResources(const Reader& r, BundleSpec& spec) {
+  ASSIGN_OR_RETURN_FIELD(path, r.String("linux.cgroupsPath", false));
+  const json* res = r.Find("linux.resources");
+  auto parsed = ParseResources(res == nullptr ? json() : *res, "config.json: linux.resources");
+  if (!parsed.ok()) return parsed.status();
+  spec.cgroups_path = path;
+  spec.limits = parsed->limits;
+  spec.cgroup = !path.empty() || HasLimits(spec.limits);
+  for (const auto& line : parsed->ignored) spec.ignored.push_back(line);
+  if (spec.limits.memory && *spec.limits.memory > 0) {
+    spec.sandbox.memory_limit = static_cast<uint64_t>(*spec.limits.memory);
+  }
+  return absl::OkStatus();
+}
+
+// process.rlimits that the Sentry keeps for the guest init (sentry-run's --open-files,
+// --cpu-time, --file-size): NOFILE and FSIZE at their soft value (as both soft and hard),
+// CPU with SIGXCPU at the soft value. The others are listed as not applied.
+absl::Status ReadRlimits(const Reader& r, BundleSpec& spec) {
+  const json* list = r.Find("process.rlimits");
+  if (list == nullptr || list->is_null()) return absl::OkStatus();
+  if (!list->is_array()) return Reader::Wrong("process.rlimits", "an array");
+  for (size_t i = 0; i < list->size(); i++) {
+    std::string at = "process.rlimits[" + std::to_string(i) + "]";
+    const json& e = (*list)[i];
+    if (!e.is_object() || !e.contains("type") || !e["type"].is_string() ||
+        !e.value("soft", json()).is_number_unsigned()) {
+      return Reader::Wrong(at, "an object with a type and a soft limit");
+    }
+    std::string type = e["type"].get<std::string>();
+    uint64_t soft = e["soft"].get<uint64_t>();
+    if (type == "RLIMIT_NOFILE") {
+      spec.sandbox.open_files = static_cast<int64_t>(soft);
+    } else if (type == "RLIMIT_FSIZE") {
+      spec.sandbox.file_size = soft;
+    } else if (type == "RLIMIT_CPU") {
+      spec.sandbox.cpu_time = static_cast<int64_t>(soft);
+    } else {
+      spec.ignored.push_back(at + " (" + type + ") is not applied");
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
@@ -263,12 +314,11 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
   }
   spec.rootfs = real;
   o.rootfs = spec.rootfs;
-  // Refused rather than ignored: whoever asks for a read-only root relies on it.
-  if (readonly) {
-    return absl::UnimplementedError(
-        "config.json: root.readonly: a read-only root is not supported yet (the guest's writes "
-        "go to an in-memory layer and never reach root.path)");
-  }
+  // The whole root is read-only to the guest (EROFS); mounts (Docker's --tmpfs, volumes,
+  // /dev) keep their own modes, and no scratch directory is made writable behind the
+  // caller's back.
+  o.read_only_root = readonly;
+  o.scratch_dirs = false;
   o.argv = args;
   o.env = env;
   o.env_exact = true;
@@ -306,8 +356,15 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
     if (!prog.ok()) return prog.status();
     o.seccomp_filter = std::move(*prog);
   }
-  for (const char* unenforced : {"linux.resources", "process.rlimits",
-                                 "linux.sysctl", "linux.maskedPaths", "linux.readonlyPaths"}) {
+  SENTRY_RETURN_IF_ERROR(ReadResources(r, spec));
+  SENTRY_RETURN_IF_ERROR(ReadRlimits(r, spec));
+  if (const json* adj = r.Find("process.oomScoreAdj"); adj != nullptr && !adj->is_null()) {
+    if (!adj->is_number_integer() || adj->get<int64_t>() < -1000 || adj->get<int64_t>() > 1000) {
+      return Reader::Wrong("process.oomScoreAdj", "a number from -1000 to 1000");
+    }
+    spec.oom_score_adj = adj->get<int>();
+  }
+  for (const char* unenforced : {"linux.sysctl", "linux.maskedPaths", "linux.readonlyPaths"}) {
     if (r.Find(unenforced) != nullptr) {
       spec.ignored.push_back(std::string(unenforced) + " is not applied yet");
     }

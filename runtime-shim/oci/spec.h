@@ -3,22 +3,17 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
+#include "runtime-shim/cgroup.h"
+#include "runtime-shim/oci/container.h"
 #include "runtime-shim/sandbox.h"
 
 namespace sentry::oci {
-
-// One entry of config.json's hooks.
-struct Hook {
-  std::string path;
-  std::vector<std::string> args;
-  std::vector<std::string> env;
-  int timeout = 0;  // seconds; 0: none
-};
 
 struct BundleSpec {
   shim::SandboxOptions sandbox;
@@ -28,10 +23,19 @@ struct BundleSpec {
   std::string netns_path;
   // prestart, createRuntime and createContainer hooks, in the order create runs them.
   std::vector<std::pair<std::string, Hook>> create_hooks;
+  // poststart and poststop hooks, which `start` and `delete` run (kept in state.json).
+  std::vector<std::pair<std::string, Hook>> later_hooks;
   std::string rootfs;  // absolute host path of root.path
   bool terminal = false;
   int console_rows = 0, console_cols = 0;  // process.consoleSize; 0: not given
   std::map<std::string, std::string> annotations;
+  // linux.cgroupsPath and linux.resources: whether the sandbox gets a host cgroup of its own
+  // (either is given), its path as given, and the limits to write there.
+  bool cgroup = false;
+  std::string cgroups_path;
+  shim::CgroupLimits limits;
+  // process.oomScoreAdj, for the whole sandbox (the host's OOM killer sees its processes).
+  std::optional<int> oom_score_adj;
   // What the config asks for that the Sentry does not provide or enforce (yet), one line
   // each, for the --debug log.
   std::vector<std::string> ignored;

@@ -124,9 +124,7 @@ if ((${#netns[@]})); then
   out=$(docker run --rm --network none $IMG echo runc-bridge-daemon-ok 2>&1)
   [[ $out == runc-bridge-daemon-ok ]] || echo "note: runc in this daemon: $out"
 fi
-err=$("${RUN[@]}" --read-only $IMG true 2>&1)
-[[ $? != 0 && $err == *"root.readonly: a read-only root is not supported yet"* ]] &&
-  pass "--read-only fails with a clear error (not built yet)" || fail "--read-only: $err"
+source "$(dirname "$0")/docker_resources.sh"
 # run -t through a real terminal (script): the guest's stdio is a terminal of the sandbox,
 # relayed to the pty whose master went to containerd's shim over the console socket; docker
 # sizes it from the client's terminal once the container has started (so the guest waits a

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "runtime-shim/oci/resources.h"
 
 namespace sentry::oci {
 namespace {
@@ -89,7 +90,8 @@ TEST_F(SpecTest, ErrorsNameTheField) {
       {"/process/cwd", "relative", "process.cwd: expected an absolute path"},
       {"/process/user/uid", -1, "process.user.uid: expected a number"},
       {"/root/readonly", "yes", "root.readonly: expected true or false"},
-      {"/root/readonly", true, "root.readonly: a read-only root is not supported yet"},
+      {"/linux/resources/memory/limit", "64m", "linux.resources.memory.limit: expected an integer"},
+      {"/linux/resources/cpu", 5, "linux.resources.cpu: expected an object"},
       {"/hostname", 7, "hostname: expected a string"},
       {"/mounts", nlohmann::json::object(), "mounts: expected an array"},
       {"/process/args", {"nosuch"}, "exec: \"nosuch\": executable file not found in $PATH"},
@@ -107,6 +109,53 @@ TEST_F(SpecTest, ErrorsNameTheField) {
   auto spec = Load();
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().message(), "config.json: root.path is missing");
+}
+
+TEST_F(SpecTest, ReadOnlyRootHasNoScratchDirs) {
+  config_["root"]["readonly"] = true;
+  auto spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->sandbox.read_only_root);
+  EXPECT_FALSE(spec->sandbox.scratch_dirs);
+}
+
+TEST_F(SpecTest, MapsResources) {
+  config_["linux"] = {{"cgroupsPath", "/docker/abc"},
+                      {"resources",
+                       {{"memory", {{"limit", 67108864}, {"swap", 134217728}, {"kernel", 0}}},
+                        {"cpu", {{"shares", 0}, {"quota", 50000}, {"period", 100000}}},
+                        {"pids", {{"limit", 50}}},
+                        {"blockIO", {{"weight", 10}}}}}};
+  auto spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->cgroup);
+  EXPECT_EQ(spec->cgroups_path, "/docker/abc");
+  EXPECT_EQ(spec->limits.memory, 67108864);
+  EXPECT_EQ(spec->limits.memory_swap, 134217728);
+  EXPECT_FALSE(spec->limits.cpu_shares.has_value());  // Docker's 0: not set
+  EXPECT_EQ(spec->limits.cpu_quota, 50000);
+  EXPECT_EQ(spec->limits.cpu_period, 100000u);
+  EXPECT_EQ(spec->limits.pids, 50);
+  EXPECT_EQ(spec->sandbox.memory_limit, 67108864u);  // the Sentry's accounting too
+  bool block_io_noted = false;
+  for (const auto& line : spec->ignored) {
+    block_io_noted = block_io_noted || line.find("blockIO") != std::string::npos;
+  }
+  EXPECT_TRUE(block_io_noted);
+}
+
+TEST_F(SpecTest, NoCgroupWithoutResourcesOrPath) {
+  auto spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->cgroup);
+}
+
+TEST(CgroupNameTest, Forms) {
+  EXPECT_EQ(CgroupName("/docker/abc", "abc"), "/docker/abc");
+  EXPECT_EQ(CgroupName("", "abc"), "/abc");
+  EXPECT_EQ(CgroupName("system.slice:docker:abc", "abc"), "/system.slice/docker-abc.scope");
+  EXPECT_EQ(shim::SharesToWeight(1024), 39u);
+  EXPECT_EQ(shim::SharesToWeight(2), 1u);
 }
 
 }  // namespace
