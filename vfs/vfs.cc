@@ -694,7 +694,7 @@ std::string Vfs::PathStringLocked(const Path& root, const Path& p) {
   }
   std::string out;
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += "/" + **it;
-  if (out.empty()) out = "/";
+  if (out.empty()) out.push_back('/');  // (assigning "/" trips gcc 12's -Wrestrict)
   if (p.d->deleted_) out += " (deleted)";
   return out;
 }
