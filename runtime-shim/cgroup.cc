@@ -13,6 +13,11 @@
 #include <thread>
 
 namespace sentry::shim {
+
+using cgroup_files::ReadFile;
+using cgroup_files::ReadKeyed;
+using cgroup_files::ReadNumber;
+
 namespace {
 
 constexpr char kRoot[] = "/sys/fs/cgroup";
@@ -33,33 +38,6 @@ absl::Status WriteFile(const std::string& path, const std::string& value) {
   out.flush();
   if (!out) return absl::PermissionDeniedError("write " + path + ": " + strerror(errno));
   return absl::OkStatus();
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A file holding one number; -1 if it is missing or not a number ("max").
-int64_t ReadNumber(const std::string& path) {
-  std::string text = ReadFile(path);
-  try {
-    return text.empty() || !isdigit(static_cast<unsigned char>(text[0])) ? -1 : std::stoll(text);
-  } catch (...) {
-    return -1;
-  }
-}
-
-// "key value" lines (memory.stat, cpu.stat, memory.events).
-std::map<std::string, uint64_t> ReadKeyed(const std::string& path) {
-  std::map<std::string, uint64_t> out;
-  std::istringstream in(ReadFile(path));
-  std::string key;
-  uint64_t value;
-  while (in >> key >> value) out[key] = value;
-  return out;
 }
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
@@ -120,6 +98,35 @@ std::string Limit(int64_t v) { return v < 0 ? "-1" : std::to_string(v); }
 std::string MaxOr(int64_t v) { return v < 0 ? "max" : std::to_string(v); }
 
 }  // namespace
+
+namespace cgroup_files {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int64_t ReadNumber(const std::string& path) {
+  std::string text = ReadFile(path);
+  try {
+    return text.empty() || !isdigit(static_cast<unsigned char>(text[0])) ? -1 : std::stoll(text);
+  } catch (...) {
+    return -1;
+  }
+}
+
+std::map<std::string, uint64_t> ReadKeyed(const std::string& path) {
+  std::map<std::string, uint64_t> out;
+  std::istringstream in(ReadFile(path));
+  std::string key;
+  uint64_t value;
+  while (in >> key >> value) out[key] = value;
+  return out;
+}
+
+}  // namespace cgroup_files
 
 uint64_t SharesToWeight(uint64_t shares) {
   if (shares == 0) return 0;

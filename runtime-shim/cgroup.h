@@ -24,6 +24,15 @@
 
 namespace sentry::shim {
 
+// Reading a group's files (cgroup.cc; also what Cgroup::Stats reads).
+namespace cgroup_files {
+std::string ReadFile(const std::string& path);
+// A file holding one number; -1 if it is missing or not a number ("max").
+int64_t ReadNumber(const std::string& path);
+// "key value" lines (memory.stat, cpu.stat, memory.events).
+std::map<std::string, uint64_t> ReadKeyed(const std::string& path);
+}  // namespace cgroup_files
+
 // What to write into a group; an unset field leaves the group's value as it is. Numbers
 // follow the OCI runtime spec (LinuxResources): -1 means unlimited where Linux has one.
 struct CgroupLimits {

@@ -1,38 +1,14 @@
 // Cgroup::Stats: what the group's files say about it, for `sentry events`.
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "runtime-shim/cgroup.h"
 
 namespace sentry::shim {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-int64_t ReadNumber(const std::string& path) {
-  std::string text = ReadFile(path);
-  try {
-    return text.empty() || !isdigit(static_cast<unsigned char>(text[0])) ? -1 : std::stoll(text);
-  } catch (...) {
-    return -1;
-  }
-}
-
-std::map<std::string, uint64_t> ReadKeyed(const std::string& path) {
-  std::map<std::string, uint64_t> out;
-  std::istringstream in(ReadFile(path));
-  std::string key;
-  uint64_t value;
-  while (in >> key >> value) out[key] = value;
-  return out;
-}
+using cgroup_files::ReadFile;
+using cgroup_files::ReadKeyed;
+using cgroup_files::ReadNumber;
 
 int64_t Get(const std::map<std::string, uint64_t>& m, const std::string& key, int64_t scale) {
   auto it = m.find(key);
