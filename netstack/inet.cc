@@ -260,7 +260,11 @@ Result<InetAddr> InetSocket::ParseAddr(std::span<const uint8_t> addr, bool for_b
 }
 
 SockAddr InetSocket::Format(const InetAddr& a) const {
-  if (family_ == AF_INET) {
+  return FormatSockAddr(a, family_ == AF_INET6);
+}
+
+SockAddr FormatSockAddr(const InetAddr& a, bool v6) {
+  if (!v6) {
     struct sockaddr_in sin {};
     sin.sin_family = AF_INET;
     sin.sin_port = htons(a.port);

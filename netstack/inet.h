@@ -40,6 +40,10 @@ struct InetAddr {
   std::string ToString() const;
 };
 
+// `a` as a sockaddr_in (`v6` false: `a` is IPv4-mapped) or sockaddr_in6, for getsockname,
+// getpeername and recvfrom of any inet socket.
+SockAddr FormatSockAddr(const InetAddr& a, bool v6);
+
 class InetSocket;
 
 // The ports of the sandbox's loopback, per protocol.

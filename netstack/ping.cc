@@ -116,20 +116,7 @@ Result<InetAddr> PingSocket::ParseAddr(std::span<const uint8_t> addr) {
   return a;
 }
 
-SockAddr PingSocket::Format(const InetAddr& a) const {
-  if (!v6()) {
-    struct sockaddr_in sin {};
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(a.port);
-    std::memcpy(&sin.sin_addr, &a.ip[12], 4);
-    return OptionBytes(sin);
-  }
-  struct sockaddr_in6 sin6 {};
-  sin6.sin6_family = AF_INET6;
-  sin6.sin6_port = htons(a.port);
-  std::memcpy(&sin6.sin6_addr, a.ip.data(), 16);
-  return OptionBytes(sin6);
-}
+SockAddr PingSocket::Format(const InetAddr& a) const { return FormatSockAddr(a, v6()); }
 
 Result<bool> PingSocket::Local(const InetAddr& dst, const char* what) {
   if (dst.IsAny() || dst.IsLoopback()) return true;
