@@ -21,21 +21,35 @@ constexpr uint32_t kDefaultPerm =
     (kernel::kKeyView | kernel::kKeySearch | kernel::kKeyLink | kernel::kKeySetattr) << 24 |
     kernel::kKeyView << 16;
 
-// The caller's credentials, copied under Kernel::mu_, and its keyring slots.
-struct Caller {
-  kernel::Credentials creds;
-  kernel::TaskKeyrings* task;
-  KeyRef* process;
-  // Points into *this: use while the Caller lives.
-  kernel::KeyCaller key() { return {&creds, task, process}; }
-};
-
-Caller KeyCallerOf(Task& t) {
-  Caller c{{}, &t.keyrings_, &t.tg().process_keyring};
+kernel::Credentials CredsOf(Task& t) {
   absl::MutexLock l(&t.kernel().mu());
-  c.creds = t.tg().creds;
-  return c;
+  return t.tg().creds;
 }
+
+// One key operation: the caller's credentials (copied under Kernel::mu_) and keyring slots,
+// with the key table locked for as long as it lives.
+class KeyCall {
+ public:
+  explicit KeyCall(Task& t)
+      : creds(CredsOf(t)),
+        keys(t.kernel().keys()),
+        lock_(&keys.mu()),
+        caller_{&creds, &t.keyrings_, &t.tg().process_keyring} {}
+
+  // KeyTable::Lookup for this caller.
+  Result<KeyRef> Lookup(int32_t id, bool create, uint32_t need, bool* possessed = nullptr,
+                        bool check_state = true) {
+    return keys.Lookup(caller_, id, create, need, possessed, check_state);
+  }
+  const kernel::KeyCaller& caller() const { return caller_; }
+
+  const kernel::Credentials creds;
+  KeyTable& keys;
+
+ private:
+  absl::MutexLock lock_;
+  const kernel::KeyCaller caller_;
+};
 
 // A key type name as key_get_type_from_user takes it: EINVAL if empty or 32 bytes or more,
 // EPERM for the internal types (a leading '.').
@@ -90,15 +104,13 @@ Result<uint64_t> CopyOutIfFits(Task& t, GuestAddr buf, uint64_t buflen, const st
 }
 
 Result<uint64_t> KeyctlRead(Task& t, int32_t id, GuestAddr buf, uint64_t buflen) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
   std::string data;
   {
-    absl::MutexLock l(&keys.mu());
+    KeyCall call(t);
     bool possessed = false;
-    KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, false, 0, &possessed, false));
+    KeyRef k = SENTRY_TRY(call.Lookup(id, false, 0, &possessed, false));
     // Readable with READ permission, or when possessed (found by a search from our keyrings).
-    if (!KeyTable::Permitted(*k, c.creds, possessed, kernel::kKeyRead) && !possessed) {
+    if (!KeyTable::Permitted(*k, call.creds, possessed, kernel::kKeyRead) && !possessed) {
       return Errno(EACCES);
     }
     if (k->type == KeyType::kLogon) return Errno(EOPNOTSUPP);  // logon keys are never read
@@ -119,12 +131,10 @@ Result<uint64_t> KeyctlRead(Task& t, int32_t id, GuestAddr buf, uint64_t buflen)
 
 Result<uint64_t> KeyctlDescribe(Task& t, int32_t id, GuestAddr buf, uint64_t buflen,
                                 bool security) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
   std::string text;
   {
-    absl::MutexLock l(&keys.mu());
-    KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, false, kernel::kKeyView));
+    KeyCall call(t);
+    KeyRef k = SENTRY_TRY(call.Lookup(id, false, kernel::kKeyView));
     // No security module labels keys here: the label is the empty string.
     text = security ? std::string() : KeyTable::Describe(*k);
   }
@@ -139,33 +149,28 @@ Result<uint64_t> KeyctlJoin(Task& t, GuestAddr name_addr) {
     if (name->empty()) return Errno(EINVAL);
     if ((*name)[0] == '.') return Errno(EPERM);
   }
-  Caller c = KeyCallerOf(t);
-  absl::MutexLock l(&t.kernel().keys().mu());
-  KeyRef k = SENTRY_TRY(t.kernel().keys().JoinSession(c.key(), name ? &*name : nullptr));
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.keys.JoinSession(call.caller(), name ? &*name : nullptr));
   return static_cast<uint64_t>(k->serial);
 }
 
 Result<uint64_t> KeyctlUpdate(Task& t, int32_t id, GuestAddr payload, uint64_t len) {
   if (len > kMaxPayload) return Errno(EINVAL);
   std::string p = SENTRY_TRY(CopyInPayload(t, payload, len));
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, true, kernel::kKeyWrite));
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.Lookup(id, true, kernel::kKeyWrite));
   if (k->type == KeyType::kKeyring) return Errno(EOPNOTSUPP);  // keyrings have no update
   SENTRY_TRY(CheckPayload(k->type, k->description, len));
-  SENTRY_TRY(keys.SetPayload(*k, std::move(p)));
+  SENTRY_TRY(call.keys.SetPayload(*k, std::move(p)));
   return 0;
 }
 
 // REVOKE, INVALIDATE, SET_TIMEOUT and RESTRICT_KEYRING: a change of the key's state.
 Result<uint64_t> KeyctlRevoke(Task& t, int32_t id) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  auto k = keys.Lookup(c.key(), id, false, kernel::kKeyWrite);
+  KeyCall call(t);
+  auto k = call.Lookup(id, false, kernel::kKeyWrite);
   if (!k.ok() && k.error().code() == EACCES) {
-    k = keys.Lookup(c.key(), id, false, kernel::kKeySetattr);  // either right revokes
+    k = call.Lookup(id, false, kernel::kKeySetattr);  // either right revokes
   }
   SENTRY_TRY(k);
   (*k)->revoked = true;
@@ -173,28 +178,22 @@ Result<uint64_t> KeyctlRevoke(Task& t, int32_t id) {
 }
 
 Result<uint64_t> KeyctlInvalidate(Task& t, int32_t id) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, false, kernel::kKeySearch));
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.Lookup(id, false, kernel::kKeySearch));
   k->invalidated = true;  // gone for every lookup at once; keyrings skip it
   return 0;
 }
 
 Result<uint64_t> KeyctlSetTimeout(Task& t, int32_t id, uint32_t seconds) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, true, kernel::kKeySetattr));
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.Lookup(id, true, kernel::kKeySetattr));
   k->expiry = seconds == 0 ? absl::InfiniteFuture() : absl::Now() + absl::Seconds(seconds);
   return 0;
 }
 
 Result<uint64_t> KeyctlRestrict(Task& t, int32_t id, GuestAddr type, GuestAddr restriction) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, false, kernel::kKeySetattr));
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.Lookup(id, false, kernel::kKeySetattr));
   if (k->type != KeyType::kKeyring) return Errno(ENOTDIR);
   // Only "no more links" exists here: no key type offers a restriction scheme.
   if (!type.IsNull()) return Errno(EOPNOTSUPP);
@@ -205,15 +204,13 @@ Result<uint64_t> KeyctlRestrict(Task& t, int32_t id, GuestAddr type, GuestAddr r
 }
 
 Result<uint64_t> KeyctlChown(Task& t, int32_t id, uint32_t uid, uint32_t gid) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, true, kernel::kKeySetattr));
-  bool admin = c.creds.HasCapability(21 /*CAP_SYS_ADMIN*/);
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.Lookup(id, true, kernel::kKeySetattr));
+  bool admin = call.creds.HasCapability(21 /*CAP_SYS_ADMIN*/);
   constexpr uint32_t kUnchanged = 0xffffffff;
   if (uid != kUnchanged && uid != k->uid && !admin) return Errno(EACCES);
   if (gid != kUnchanged && gid != k->gid && !admin &&
-      !(k->uid == c.creds.fsuid && c.creds.InGroup(gid))) {
+      !(k->uid == call.creds.fsuid && call.creds.InGroup(gid))) {
     return Errno(EACCES);
   }
   if (uid != kUnchanged) k->uid = uid;
@@ -223,11 +220,9 @@ Result<uint64_t> KeyctlChown(Task& t, int32_t id, uint32_t uid, uint32_t gid) {
 
 Result<uint64_t> KeyctlSetPerm(Task& t, int32_t id, uint32_t perm) {
   if (perm & ~kPermMask) return Errno(EINVAL);
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, true, kernel::kKeySetattr));
-  if (k->uid != c.creds.fsuid && !c.creds.HasCapability(21 /*CAP_SYS_ADMIN*/)) {
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.Lookup(id, true, kernel::kKeySetattr));
+  if (k->uid != call.creds.fsuid && !call.creds.HasCapability(21 /*CAP_SYS_ADMIN*/)) {
     return Errno(EACCES);
   }
   k->perm = perm;
@@ -235,44 +230,36 @@ Result<uint64_t> KeyctlSetPerm(Task& t, int32_t id, uint32_t perm) {
 }
 
 Result<uint64_t> KeyctlClear(Task& t, int32_t id) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, true, kernel::kKeyWrite));
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.Lookup(id, true, kernel::kKeyWrite));
   if (k->type != KeyType::kKeyring) return Errno(ENOTDIR);
   k->links.clear();
   return 0;
 }
 
 Result<uint64_t> KeyctlLink(Task& t, int32_t id, int32_t ring_id) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef ring = SENTRY_TRY(keys.Lookup(c.key(), ring_id, true, kernel::kKeyWrite));
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, true, kernel::kKeyLink));
-  SENTRY_TRY(keys.Link(ring, k));
+  KeyCall call(t);
+  KeyRef ring = SENTRY_TRY(call.Lookup(ring_id, true, kernel::kKeyWrite));
+  KeyRef k = SENTRY_TRY(call.Lookup(id, true, kernel::kKeyLink));
+  SENTRY_TRY(call.keys.Link(ring, k));
   return 0;
 }
 
 Result<uint64_t> KeyctlUnlink(Task& t, int32_t id, int32_t ring_id) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef ring = SENTRY_TRY(keys.Lookup(c.key(), ring_id, false, kernel::kKeyWrite));
+  KeyCall call(t);
+  KeyRef ring = SENTRY_TRY(call.Lookup(ring_id, false, kernel::kKeyWrite));
   // Unlinking needs nothing of the key itself: a revoked or expired key can be unlinked.
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, false, 0, nullptr, false));
-  SENTRY_TRY(keys.Unlink(*ring, *k));
+  KeyRef k = SENTRY_TRY(call.Lookup(id, false, 0, nullptr, false));
+  SENTRY_TRY(call.keys.Unlink(*ring, *k));
   return 0;
 }
 
 Result<uint64_t> KeyctlMove(Task& t, int32_t id, int32_t from_id, int32_t to_id, unsigned flags) {
   if (flags & ~KEYCTL_MOVE_EXCL) return Errno(EINVAL);
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
-  KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, true, kernel::kKeyLink));
-  KeyRef from = SENTRY_TRY(keys.Lookup(c.key(), from_id, false, kernel::kKeyWrite));
-  KeyRef to = SENTRY_TRY(keys.Lookup(c.key(), to_id, true, kernel::kKeyWrite));
+  KeyCall call(t);
+  KeyRef k = SENTRY_TRY(call.Lookup(id, true, kernel::kKeyLink));
+  KeyRef from = SENTRY_TRY(call.Lookup(from_id, false, kernel::kKeyWrite));
+  KeyRef to = SENTRY_TRY(call.Lookup(to_id, true, kernel::kKeyWrite));
   if (from->type != KeyType::kKeyring || to->type != KeyType::kKeyring) return Errno(ENOTDIR);
   auto in_from = std::find(from->links.begin(), from->links.end(), k);
   if (in_from == from->links.end()) return Errno(ENOENT);
@@ -283,8 +270,8 @@ Result<uint64_t> KeyctlMove(Task& t, int32_t id, int32_t from_id, int32_t to_id,
       }
     }
   }
-  SENTRY_TRY(keys.Link(to, k));
-  SENTRY_TRY(keys.Unlink(*from, *k));
+  SENTRY_TRY(call.keys.Link(to, k));
+  SENTRY_TRY(call.keys.Unlink(*from, *k));
   return 0;
 }
 
@@ -292,36 +279,32 @@ Result<uint64_t> KeyctlSearch(Task& t, int32_t ring_id, GuestAddr type_addr, Gue
                               int32_t dest_id) {
   std::string type_name = SENTRY_TRY(CopyInType(t, type_addr));
   std::string desc = SENTRY_TRY(CopyInDescription(t, desc_addr));
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
+  KeyCall call(t);
   bool possessed = false;
-  KeyRef ring = SENTRY_TRY(keys.Lookup(c.key(), ring_id, false, kernel::kKeySearch, &possessed));
+  KeyRef ring = SENTRY_TRY(call.Lookup(ring_id, false, kernel::kKeySearch, &possessed));
   KeyRef dest;
-  if (dest_id != 0) dest = SENTRY_TRY(keys.Lookup(c.key(), dest_id, true, kernel::kKeyWrite));
+  if (dest_id != 0) dest = SENTRY_TRY(call.Lookup(dest_id, true, kernel::kKeyWrite));
   std::optional<KeyType> type = TypeByName(type_name);
   if (!type) return Errno(ENOKEY);
-  KeyRef k = SENTRY_TRY(keys.Search(c.key(), ring, possessed, *type, desc));
+  KeyRef k = SENTRY_TRY(call.keys.Search(call.caller(), ring, possessed, *type, desc));
   if (dest) {
-    if (!KeyTable::Permitted(*k, c.creds, possessed, kernel::kKeyLink)) return Errno(EACCES);
-    SENTRY_TRY(keys.Link(dest, k));
+    if (!KeyTable::Permitted(*k, call.creds, possessed, kernel::kKeyLink)) return Errno(EACCES);
+    SENTRY_TRY(call.keys.Link(dest, k));
   }
   return static_cast<uint64_t>(k->serial);
 }
 
 Result<uint64_t> KeyctlSetReqkeyKeyring(Task& t, int value) {
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
+  KeyCall call(t);
   int old = t.keyrings_.reqkey_default;
   switch (value) {
     case KEY_REQKEY_DEFL_NO_CHANGE:
       return static_cast<uint64_t>(old);
     case KEY_REQKEY_DEFL_THREAD_KEYRING:
-      SENTRY_TRY(keys.ThreadKeyring(c.key(), true));
+      SENTRY_TRY(call.keys.ThreadKeyring(call.caller(), true));
       break;
     case KEY_REQKEY_DEFL_PROCESS_KEYRING:
-      SENTRY_TRY(keys.ProcessKeyring(c.key(), true));
+      SENTRY_TRY(call.keys.ProcessKeyring(call.caller(), true));
       break;
     case KEY_REQKEY_DEFL_DEFAULT:
     case KEY_REQKEY_DEFL_SESSION_KEYRING:
@@ -387,11 +370,9 @@ Result<uint64_t> SysAddKey(Task& t, GuestAddr type_addr, GuestAddr desc_addr, Gu
     }
   }
   std::string p = SENTRY_TRY(CopyInPayload(t, payload, len));
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
+  KeyCall call(t);
   bool possessed = false;
-  KeyRef ring = SENTRY_TRY(keys.Lookup(c.key(), ring_id, true, kernel::kKeyWrite, &possessed));
+  KeyRef ring = SENTRY_TRY(call.Lookup(ring_id, true, kernel::kKeyWrite, &possessed));
   std::optional<KeyType> type = TypeByName(type_name);
   if (!type) return Errno(ENODEV);
   if (ring->type != KeyType::kKeyring) return Errno(ENOTDIR);
@@ -402,17 +383,17 @@ Result<uint64_t> SysAddKey(Task& t, GuestAddr type_addr, GuestAddr desc_addr, Gu
   if (*type != KeyType::kKeyring) {
     for (const KeyRef& o : ring->links) {
       if (o->type != *type || o->description != desc || !KeyTable::Validate(*o).ok()) continue;
-      if (!KeyTable::Permitted(*o, c.creds, possessed, kernel::kKeyWrite)) return Errno(EACCES);
-      SENTRY_TRY(keys.SetPayload(*o, std::move(p)));
+      if (!KeyTable::Permitted(*o, call.creds, possessed, kernel::kKeyWrite)) return Errno(EACCES);
+      SENTRY_TRY(call.keys.SetPayload(*o, std::move(p)));
       return static_cast<uint64_t>(o->serial);
     }
   }
   uint32_t perm = kDefaultPerm;
   if (*type != KeyType::kLogon) perm |= kernel::kKeyRead << 24;  // the types that can be read
   perm |= kernel::kKeyWrite << 24;                               // and updated (or linked to)
-  KeyRef k =
-      SENTRY_TRY(keys.Create(*type, desc, std::move(p), c.creds.fsuid, c.creds.fsgid, perm, true));
-  SENTRY_TRY(keys.Link(ring, k));
+  KeyRef k = SENTRY_TRY(
+      call.keys.Create(*type, desc, std::move(p), call.creds.fsuid, call.creds.fsgid, perm, true));
+  SENTRY_TRY(call.keys.Link(ring, k));
   return static_cast<uint64_t>(k->serial);
 }
 
@@ -421,21 +402,19 @@ Result<uint64_t> SysRequestKey(Task& t, GuestAddr type_addr, GuestAddr desc_addr
   std::string type_name = SENTRY_TRY(CopyInType(t, type_addr));
   std::string desc = SENTRY_TRY(CopyInDescription(t, desc_addr));
   if (!callout.IsNull()) SENTRY_TRY(t.CopyInString(callout, 1024 * 1024));
-  Caller c = KeyCallerOf(t);
-  KeyTable& keys = t.kernel().keys();
-  absl::MutexLock l(&keys.mu());
+  KeyCall call(t);
   KeyRef dest;
-  if (dest_id != 0) dest = SENTRY_TRY(keys.Lookup(c.key(), dest_id, true, kernel::kKeyWrite));
+  if (dest_id != 0) dest = SENTRY_TRY(call.Lookup(dest_id, true, kernel::kKeyWrite));
   std::optional<KeyType> type = TypeByName(type_name);
   if (!type) return Errno(ENOKEY);
-  auto k = keys.SearchProcessKeyrings(c.key(), *type, desc);
+  auto k = call.keys.SearchProcessKeyrings(call.caller(), *type, desc);
   if (!k.ok()) {
     if (k.error().code() != ENOKEY) return k.error();
     // Nothing found: constructing the key would run the request-key helper, which a sandbox
     // never does; Linux fails the same way (ENOENT) when it has no helper to run.
     return Errno(callout.IsNull() ? ENOKEY : ENOENT);
   }
-  if (dest) SENTRY_TRY(keys.Link(dest, *k));
+  if (dest) SENTRY_TRY(call.keys.Link(dest, *k));
   return static_cast<uint64_t>((*k)->serial);
 }
 
@@ -443,10 +422,8 @@ Result<uint64_t> SysKeyctl(Task& t, int cmd, uint64_t a2, uint64_t a3, uint64_t 
   auto id = static_cast<int32_t>(a2);
   switch (cmd) {
     case KEYCTL_GET_KEYRING_ID: {
-      kernel::KeyTable& keys = t.kernel().keys();
-      Caller c = KeyCallerOf(t);
-      absl::MutexLock l(&keys.mu());
-      KeyRef k = SENTRY_TRY(keys.Lookup(c.key(), id, a3 != 0, kernel::kKeySearch));
+      KeyCall call(t);
+      KeyRef k = SENTRY_TRY(call.Lookup(id, a3 != 0, kernel::kKeySearch));
       return static_cast<uint64_t>(k->serial);
     }
     case KEYCTL_JOIN_SESSION_KEYRING:
