@@ -440,6 +440,17 @@ absl::Status ApplyPolicy(const Policy& p, SandboxOptions& opts) {
       protect.push_back(path);
     }
   }
+  for (const auto& b : opts.binds) {
+    if (!b.review) continue;
+    // The overlay over a workspace under review keeps these read-only by path.
+    for (const auto& path : protect) {
+      if (path[0] != '/') {
+        opts.review.protected_paths.push_back(path);
+      } else if (path.rfind(b.host + "/", 0) == 0) {
+        opts.review.protected_paths.push_back(path.substr(b.host.size() + 1));
+      }
+    }
+  }
   ProtectedFiles pf = FindProtectedGlobs(protect, writable_roots);
   opts.protected_files = std::move(pf.files);
   opts.protected_names = std::move(pf.names);

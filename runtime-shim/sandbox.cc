@@ -20,6 +20,7 @@
 #include "gofer/launch.h"
 #include "netstack/stack.h"
 #include "runtime-shim/confine.h"
+#include "runtime-shim/review.h"
 #include "runtime-shim/terminal.h"
 #include "sentry/base/guest_memory.h"
 #include "sentry/base/logging.h"
@@ -143,7 +144,8 @@ Result<vfs::InodeRef> LookupBelow(vfs::InodeRef dir, const std::string& path) {
 
 // Builds the guest's file system: overlay(gofer root, tmpfs) with /dev, /proc and binds.
 absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
-                                                  std::shared_ptr<gofer::Client> client) {
+                                                  std::shared_ptr<gofer::Client> client,
+                                                  vfs::InodeRef* review_root) {
   bool ro = true;
   auto lower = vfs::NewGoferRoot(client, "/", &ro);
   if (!lower.ok()) return Err("gofer attach of the root " + opts.rootfs, lower.error());
@@ -193,6 +195,14 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   for (const auto& b : opts.binds) {
     bool bind_ro = b.read_only;
     auto broot = vfs::NewGoferRoot(client, b.guest, &bind_ro);
+    if (b.review) {
+      if (!broot.ok()) return Err("workspace " + b.host, broot.error());
+      auto over = vfs::NewOverlayRoot(vfs::NewTmpfs(0755, 0, 0), *broot,
+                                      {.protected_paths = opts.review.protected_paths});
+      if (over.ok()) *review_root = *over;
+      SENTRY_RETURN_IF_ERROR(mount(b.guest, over, "overlay", MS_NOSUID | MS_NODEV));
+      continue;
+    }
     SENTRY_RETURN_IF_ERROR(mount(b.guest, broot, "bind", bind_ro ? MS_RDONLY : 0));
     if (!bind_ro) continue;
     auto at = v->Resolve(ctx, ctx.root, b.guest, true);
@@ -315,6 +325,26 @@ absl::StatusOr<SandboxOptions::Bind> ParseBind(const std::string& spec) {
   return b;
 }
 
+// The reviewable workspace's changes, once the guest is gone (runtime-shim/review.h).
+static void ExportWorkspace(const SandboxOptions& opts, const vfs::InodeRef& root) {
+  std::string workspace;
+  for (const auto& b : opts.binds) {
+    if (b.review) workspace = b.host;
+  }
+  auto n = ExportReview(root, workspace, opts.review.fd, opts.review.diff_fd);
+  if (!n.ok()) {
+    fprintf(stderr, "sentry-run: the review of %s is incomplete: %s\n", workspace.c_str(),
+            std::string(n.status().message()).c_str());
+  } else if (*n == 0) {
+    fprintf(stderr, "sentry-run: no changes to %s\n", workspace.c_str());
+  } else {
+    fprintf(stderr,
+            "sentry-run: %zu changes to %s kept for review in %s: see `sentry-run diff`, "
+            "then `sentry-run apply`\n",
+            *n, workspace.c_str(), opts.review.file.c_str());
+  }
+}
+
 absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   log::Init(opts.debug ? spdlog::level::debug : spdlog::level::warn, opts.strace);
   // Debian's Abseil checks every Mutex acquisition for lock-order cycles, which costs a graph
@@ -349,7 +379,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
 
   std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, true, opts.submounts}};
   for (const auto& b : opts.binds) {
-    gmounts.push_back({b.guest, b.host, b.read_only, opts.submounts});
+    gmounts.push_back({b.guest, b.host, b.read_only || b.review, opts.submounts});
   }
   // What the guest creates on a bind belongs to whoever ran sentry-run, not to a guest uid.
   gofer::GoferOptions gopts;
@@ -367,7 +397,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   client->set_on_death([] {
     fprintf(stderr, "sentry-run: the gofer exited; guest file operations now fail with EIO\n");
   });
-  auto vfs_or = BuildVfs(opts, client);
+  vfs::InodeRef review_root;
+  auto vfs_or = BuildVfs(opts, client, &review_root);
   if (!vfs_or.ok()) return vfs_or.status();
 
   kernel::Kernel k(std::move(*platform), std::move(*vfs_or));
@@ -488,6 +519,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   }
   if (terminal) terminal->Finish();
   if (auditing) syscalls::audit::Finish();
+  if (review_root && opts.review.fd >= 0) ExportWorkspace(opts, review_root);
   bool gofer_died = client->dead();
   // Files still cached by the kernel release their handles after this point: not a death.
   client->set_on_death(nullptr);

@@ -55,8 +55,21 @@ struct SandboxOptions {
     std::string host;
     std::string guest;
     bool read_only = false;
+    // --workspace DIR:review: the guest writes into an in-memory layer over DIR (which the
+    // gofer serves read-only); at exit the changes go to `review` below.
+    bool review = false;
   };
   std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
+  // The reviewable workspace's output (runtime-shim/review.h): the review file's fd, and the
+  // diff's (--diff-out) or -1, both opened before the Sentry's confinement; the protected
+  // paths, relative to the workspace, that the overlay keeps read-only.
+  struct ReviewOutput {
+    int fd = -1;
+    int diff_fd = -1;
+    std::string file;
+    std::vector<std::string> protected_paths;
+  };
+  ReviewOutput review;
   // Host files, as (device, inode), that the guest cannot see under any name: the gofer acts
   // as if they were absent (sentry-run's filesystem.denyRead, runtime-shim/deny_read.h).
   std::vector<std::pair<uint64_t, uint64_t>> hidden_files;

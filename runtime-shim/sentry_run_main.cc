@@ -19,6 +19,7 @@
 
 #include "netstack/policy.h"
 #include "runtime-shim/policy.h"
+#include "runtime-shim/review.h"
 #include "runtime-shim/sandbox.h"
 #include "runtime-shim/supervisor.h"
 #include "vfs/mem_inode.h"
@@ -30,7 +31,8 @@ void Usage(FILE* out) {
       out,
       "usage: sentry-run [--policy FILE] [--print-policy] [--fs=readonly|scratch]\n"
       "                  [--platform=seccomp|ptrace] [--strace] [--debug] [--env KEY=VALUE]...\n"
-      "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR]\n"
+      "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR[:review]]\n"
+      "                  [--diff-out FILE]\n"
       "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
       "                  [--timeout DURATION] [--memory SIZE] [--open-files N]\n"
       "                  [--cpu-time SECONDS] [--file-size SIZE]\n"
@@ -46,6 +48,10 @@ void Usage(FILE* out) {
       "--bind mounts a host directory (read-write unless :ro); --workspace DIR binds DIR\n"
       "read-write at the same path and starts there. Files the guest creates there belong to\n"
       "the caller and never carry set-user-ID or set-group-ID bits.\n"
+      "--workspace DIR:review: the guest works on a copy-on-write view of DIR; nothing reaches\n"
+      "DIR. At exit the changes are kept in a review file (--diff-out FILE also writes them as\n"
+      "a diff); `sentry-run diff [REVIEW|DIR]` shows them, `sentry-run apply [REVIEW|DIR]`\n"
+      "copies them to DIR, refusing if DIR changed underneath in the same files.\n"
       "--policy FILE reads a JSON policy (default: ~/.config/sentry/policy.json if present;\n"
       "keys filesystem, network, limits, env: see docs/sentry-run.md); flags override it\n"
       "(list flags add to its lists). --print-policy prints the effective policy and exits.\n"
@@ -108,12 +114,17 @@ void SetCallerDefaults(const std::string& workspace, sentry::shim::SandboxOption
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && (strcmp(argv[1], "diff") == 0 || strcmp(argv[1], "apply") == 0)) {
+    return sentry::shim::ReviewMain(argc - 1, argv + 1);
+  }
   sentry::shim::SandboxOptions opts;
   std::string audit;  // --audit
   // Flags that set the policy, applied over the policy file once it is read.
   std::vector<std::function<void(sentry::shim::Policy&)>> cli;
   std::string policy_file;
   std::string workspace;
+  std::string review_workspace;  // --workspace DIR:review
+  std::string diff_out;          // --diff-out FILE
   bool print_policy = false;
   int i = 1;
   for (; i < argc; i++) {
@@ -171,14 +182,26 @@ int main(int argc, char** argv) {
       }
       opts.binds.push_back(*b);
     } else if (const char* v = value("--workspace")) {
-      auto b = sentry::shim::ParseBind(std::string(v) + ":" + v + ":rw");
+      // DIR, or DIR:review (the guest's changes are kept apart for `sentry-run diff/apply`).
+      std::string dir = v;
+      bool review = dir.size() > 7 && dir.compare(dir.size() - 7, 7, ":review") == 0;
+      if (review) dir.resize(dir.size() - 7);
+      auto b = sentry::shim::ParseBind(dir + ":" + dir + ":rw");
       if (!b.ok()) {
         fprintf(stderr, "sentry-run: %s\n", std::string(b.status().message()).c_str());
         return 2;
       }
       b->guest = b->host;
+      b->review = review;
+      if (review && !review_workspace.empty()) {
+        fprintf(stderr, "sentry-run: only one --workspace can be under review\n");
+        return 2;
+      }
+      if (review) review_workspace = b->host;
       opts.binds.push_back(*b);
       workspace = b->host;
+    } else if (const char* v = value("--diff-out")) {
+      diff_out = v;
     } else if (const char* v = value("--cwd")) {
       opts.cwd = v;
     } else if (const char* v = value("--tmpfs-size")) {
@@ -331,6 +354,25 @@ int main(int argc, char** argv) {
       return 2;
     }
     opts.audit_fd = fd;
+  }
+  if (!diff_out.empty() && review_workspace.empty()) {
+    fprintf(stderr, "sentry-run: --diff-out needs a workspace under review (--workspace DIR:review)\n");
+    return 2;
+  }
+  if (!review_workspace.empty()) {
+    auto fd = sentry::shim::CreateReviewFile(review_workspace, &opts.review.file);
+    if (!fd.ok()) {
+      fprintf(stderr, "sentry-run: %s\n", std::string(fd.status().message()).c_str());
+      return 2;
+    }
+    opts.review.fd = *fd;
+    if (!diff_out.empty()) {
+      opts.review.diff_fd = open(diff_out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (opts.review.diff_fd < 0) {
+        fprintf(stderr, "sentry-run: --diff-out %s: %s\n", diff_out.c_str(), strerror(errno));
+        return 2;
+      }
+    }
   }
   opts.sentry_init = true;
   if (policy.timeout_ms > 0 || policy.memory > 0) {

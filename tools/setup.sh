@@ -17,6 +17,8 @@ pkgs=(build-essential cmake ninja-build libseccomp-dev libabsl-dev libspdlog-dev
       socat curl nodejs openssh-client
       # tests/policy/audit.sh: checks the audit trail against docs/audit.schema.json
       python3-jsonschema
+      # tests/policy/review.sh: GNU patch applies `sentry-run diff` output
+      patch
       # tests/workloads/everyday.sh: keyctl
       keyutils
       # tests/guest/ptrace_tools.sh: the tracers it runs inside the sandbox

@@ -12,8 +12,8 @@
 #include "vfs/overlay.h"
 
 #include <fcntl.h>
-#include <sys/sysmacros.h>
 #include <linux/fs.h>
+#include <sys/sysmacros.h>
 
 #include <map>
 #include <set>
@@ -29,6 +29,27 @@ struct OverlaySuper {
   dev_t dev;
   InodeRef upper_root;  // statfs: the space left is the upper's (the in-memory budget)
   InodeRef lower_root;  // statfs: what the lower holds counts as used
+  OverlayOptions opts;
+
+  // `rel` is a protected path or lies below one.
+  bool Protects(const std::string& rel) const {
+    for (const auto& p : opts.protected_paths) {
+      if (rel == p ||
+          (rel.size() > p.size() && rel.compare(0, p.size(), p) == 0 && rel[p.size()] == '/')) {
+        return true;
+      }
+    }
+    return false;
+  }
+  // `rel` is a directory on the way to a protected path: it may not go away or move.
+  bool OnTheWay(const std::string& rel) const {
+    for (const auto& p : opts.protected_paths) {
+      if (p.size() > rel.size() && p.compare(0, rel.size(), rel) == 0 && p[rel.size()] == '/') {
+        return true;
+      }
+    }
+    return false;
+  }
 };
 
 class OverlayInode final : public Inode {
@@ -89,13 +110,14 @@ class OverlayInode final : public Inode {
     auto* t = dynamic_cast<OverlayInode*>(target.get());
     if (!t || t->sb_ != sb_) return Errno(EXDEV);
     absl::MutexLock l(&sb_->mu_);
+    if (sb_->Protects(ChildPathLocked(name))) return Errno(EROFS);
     SENTRY_TRY(t->CopyUpLocked(true));
     SENTRY_TRY(CopyUpLocked(false));
     SENTRY_TRY(upper_->Link(name, t->upper_));
     // The new name shares the upper inode; it is a separate overlay inode here (its st_ino
     // comes from the shared upper so both names agree).
-    auto child = std::make_shared<OverlayInode>(sb_, Self(), name, t->upper_, nullptr,
-                                                t->type_, t->ino_);
+    auto child =
+        std::make_shared<OverlayInode>(sb_, Self(), name, t->upper_, nullptr, t->type_, t->ino_);
     whiteouts_.erase(name);
     children_[name] = child;
     return Ok();
@@ -105,6 +127,8 @@ class OverlayInode final : public Inode {
     absl::MutexLock l(&sb_->mu_);
     auto child = SENTRY_TRY(LookupLocked(name));
     auto* c = static_cast<OverlayInode*>(child.get());
+    std::string rel = ChildPathLocked(name);
+    if (sb_->Protects(rel) || sb_->OnTheWay(rel)) return Errno(EROFS);
     if (dir) {
       auto entries = SENTRY_TRY(c->ReadDirLocked());
       if (!entries.empty()) return Errno(ENOTEMPTY);
@@ -118,6 +142,14 @@ class OverlayInode final : public Inode {
 
   Result<void> Rename(const std::string& old_name, Inode& new_dir, const std::string& new_name,
                       unsigned flags) override;
+
+  // OverlayChanges: appends this directory's changes, then its subdirectories'.
+  Result<void> CollectChanges(std::vector<OverlayChange>& out) {
+    absl::MutexLock l(&sb_->mu_);
+    return CollectChangesLocked(out);
+  }
+  Result<void> CollectChangesLocked(std::vector<OverlayChange>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_);
 
   Result<std::string> ReadLink() override { return Top()->ReadLink(); }
 
@@ -149,9 +181,7 @@ class OverlayInode final : public Inode {
     }
     return s;
   }
-  Result<std::string> GetXattr(const std::string& name) override {
-    return Top()->GetXattr(name);
-  }
+  Result<std::string> GetXattr(const std::string& name) override { return Top()->GetXattr(name); }
   Result<std::vector<std::string>> ListXattr() override { return Top()->ListXattr(); }
   Result<void> SetXattr(const std::string& name, const std::string& value, int flags) override {
     absl::MutexLock l(&sb_->mu_);
@@ -171,6 +201,18 @@ class OverlayInode final : public Inode {
   InodeRef Top() {
     absl::MutexLock l(&sb_->mu_);
     return upper_ ? upper_ : lower_;
+  }
+
+  // This inode's path from the overlay's root ("" for the root itself).
+  std::string PathLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
+    if (!parent_) return "";
+    std::string up = parent_->PathLocked();
+    return up.empty() ? name_ : up + "/" + name_;
+  }
+  std::string ChildPathLocked(const std::string& name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
+    std::string here = PathLocked();
+    return here.empty() ? name : here + "/" + name;
   }
 
   Result<InodeRef> LookupLocked(const std::string& name, bool for_read = false)
@@ -253,8 +295,10 @@ class OverlayInode final : public Inode {
   Result<void> CopyUpLocked(bool with_data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
     if (upper_) return Ok();
     if (!parent_) return Errno(EIO);  // the root always has an upper
+    if (!sb_->opts.protected_paths.empty() && sb_->Protects(PathLocked())) return Errno(EROFS);
     SENTRY_TRY(parent_->CopyUpLocked(false));
     struct stat st = SENTRY_TRY(lower_->Stat());
+    copied_from_ = st;
     Creds owner{st.st_uid, st.st_gid, {}};
     Inode& pu = *parent_->upper_;
     InodeRef up;
@@ -316,6 +360,7 @@ class OverlayInode final : public Inode {
   Result<InodeRef> CreateChild(const std::string& name, Fn make) {
     absl::MutexLock l(&sb_->mu_);
     if (children_.count(name)) return Errno(EEXIST);
+    if (sb_->Protects(ChildPathLocked(name))) return Errno(EROFS);
     SENTRY_TRY(CopyUpLocked(false));
     InodeRef up = SENTRY_TRY(make(*upper_));
     bool was_whiteout = whiteouts_.erase(name) > 0;
@@ -339,6 +384,7 @@ class OverlayInode final : public Inode {
   const uint32_t type_;
   const uint64_t ino_;
   bool opaque_ = false;
+  std::optional<struct stat> copied_from_;  // the lower's attributes at copy-up
   std::map<std::string, std::shared_ptr<OverlayInode>> children_;
   std::set<std::string> whiteouts_;
   std::set<std::string> lower_absent_;
@@ -349,6 +395,9 @@ Result<void> OverlayInode::Rename(const std::string& old_name, Inode& new_dir_in
   auto* nd = dynamic_cast<OverlayInode*>(&new_dir_inode);
   if (!nd || nd->sb_ != sb_) return Errno(EXDEV);
   absl::MutexLock l(&sb_->mu_);
+  for (const std::string& rel : {ChildPathLocked(old_name), nd->ChildPathLocked(new_name)}) {
+    if (sb_->Protects(rel) || sb_->OnTheWay(rel)) return Errno(EROFS);
+  }
   auto moving_ref = SENTRY_TRY(LookupLocked(old_name));
   auto moving = std::static_pointer_cast<OverlayInode>(moving_ref);
   std::shared_ptr<OverlayInode> replaced;
@@ -388,12 +437,73 @@ Result<void> OverlayInode::Rename(const std::string& old_name, Inode& new_dir_in
   return Ok();
 }
 
+Result<void> OverlayInode::CollectChangesLocked(std::vector<OverlayChange>& out) {
+  using Kind = OverlayChange::Kind;
+  std::string here = PathLocked();
+  auto rel = [&](const std::string& name) { return here.empty() ? name : here + "/" + name; };
+  // What the lower holds under `name`, if the guest could have seen it there.
+  auto before_of = [&](const std::string& name) -> Result<InodeRef> {
+    if (!lower_ || opaque_) return InodeRef();
+    auto r = lower_->Lookup(name);
+    if (r.ok()) return *r;
+    if (r.error().code() == ENOENT) return InodeRef();
+    return r.error();
+  };
+  auto deleted = [&](const std::string& name, const InodeRef& before) -> Result<void> {
+    struct stat st = SENTRY_TRY(before->Stat());
+    out.push_back({Kind::kDelete, rel(name), st.st_mode, nullptr, before, st});
+    return Ok();
+  };
+  for (const std::string& name : whiteouts_) {
+    InodeRef before = SENTRY_TRY(before_of(name));
+    if (before) SENTRY_TRY(deleted(name, before));
+  }
+  if (!upper_) return Ok();
+  for (const DirEntry& e : SENTRY_TRY(upper_->ReadDir())) {
+    auto child_ref = SENTRY_TRY(LookupLocked(e.name));
+    auto child = std::static_pointer_cast<OverlayInode>(child_ref);
+    if (!child->upper_) continue;
+    InodeRef before = SENTRY_TRY(before_of(e.name));
+    struct stat now = SENTRY_TRY(child->upper_->Stat());
+    std::optional<struct stat> base;
+    if (before) base = SENTRY_TRY(before->Stat());
+    bool same_kind = before && (base->st_mode & S_IFMT) == (now.st_mode & S_IFMT);
+    if (before && (!same_kind || (child->IsDir() && child->opaque_))) {
+      SENTRY_TRY(deleted(e.name, before));
+      before = nullptr;
+      base.reset();
+    }
+    // A file the guest changed in place: what the host had when the guest first wrote it.
+    if (before && child->copied_from_ && child->copied_from_->st_ino == base->st_ino) {
+      base = child->copied_from_;
+    }
+    switch (now.st_mode & S_IFMT) {
+      case S_IFDIR:
+        if (!before || (base->st_mode & 07777) != (now.st_mode & 07777)) {
+          out.push_back({Kind::kDir, rel(e.name), now.st_mode, child->upper_, before, base});
+        }
+        SENTRY_TRY(child->CollectChangesLocked(out));
+        break;
+      case S_IFREG:
+        out.push_back({Kind::kFile, rel(e.name), now.st_mode, child->upper_, before, base});
+        break;
+      case S_IFLNK:
+        out.push_back({Kind::kSymlink, rel(e.name), now.st_mode, child->upper_, before, base});
+        break;
+      default:
+        break;  // devices, fifos and sockets made in the sandbox stay there
+    }
+  }
+  return Ok();
+}
+
 std::atomic<uint32_t> g_next_overlay_minor{1};
 
 }  // namespace
 
-Result<InodeRef> NewOverlayRoot(InodeRef upper_root, InodeRef lower_root) {
+Result<InodeRef> NewOverlayRoot(InodeRef upper_root, InodeRef lower_root, OverlayOptions options) {
   auto sb = std::make_shared<OverlaySuper>();
+  sb->opts = std::move(options);
   sb->dev = makedev(0, 30 + g_next_overlay_minor.fetch_add(1));
   sb->upper_root = upper_root;
   sb->lower_root = lower_root;
@@ -406,6 +516,14 @@ Result<InodeRef> NewOverlayRoot(InodeRef upper_root, InodeRef lower_root) {
   SENTRY_TRY(upper_root->SetAttr(attrs));
   return InodeRef(std::make_shared<OverlayInode>(std::move(sb), nullptr, "", std::move(upper_root),
                                                  std::move(lower_root), S_IFDIR, st.st_ino));
+}
+
+Result<std::vector<OverlayChange>> OverlayChanges(const InodeRef& root) {
+  auto* o = dynamic_cast<OverlayInode*>(root.get());
+  if (o == nullptr) return Errno(EINVAL);
+  std::vector<OverlayChange> out;
+  SENTRY_TRY(o->CollectChanges(out));
+  return out;
 }
 
 }  // namespace sentry::vfs
