@@ -19,10 +19,10 @@ namespace sentry::vfs {
 namespace {
 
 // The c_cc indices and flag bits of the kernel's termios (x86_64 values, which glibc shares).
-constexpr int kVIntr = 0, kVQuit = 1, kVErase = 2, kVKill = 3, kVEof = 4, kVTime = 5,
-              kVMin = 6, kVSusp = 10, kVEol = 11, kVWErase = 14, kVLNext = 15, kVEol2 = 16;
-constexpr size_t kMaxCanon = 4095;          // N_TTY_BUF_SIZE - 1: longest canonical line
-constexpr size_t kMaxQueue = 64 * 1024;     // bound of each direction's queue
+constexpr int kVIntr = 0, kVQuit = 1, kVErase = 2, kVKill = 3, kVEof = 4, kVTime = 5, kVMin = 6,
+              kVSusp = 10, kVEol = 11, kVWErase = 14, kVLNext = 15, kVEol2 = 16;
+constexpr size_t kMaxCanon = 4095;       // N_TTY_BUF_SIZE - 1: longest canonical line
+constexpr size_t kMaxQueue = 64 * 1024;  // bound of each direction's queue
 constexpr uint32_t kDevptsMagic = 0x1cd1;
 constexpr unsigned kPtsMajor = 136;
 constexpr int kTtyGid = 5;
@@ -372,7 +372,7 @@ void Tty::MasterClosed() {
     absl::MutexLock l(&mu_);
     master_open_ = false;
     session = std::exchange(session_, 0);
-    pgrp = std::exchange(fg_pgrp_, 0);
+    pgrp = fg_pgrp_.exchange(0);
   }
   {
     Registry& r = Reg();
@@ -525,7 +525,7 @@ Result<void> Tty::GiveUpControlling() {
     if (session_ == 0 || session_ != sid) return Errno(ENOTTY);
     if (!g_host->CallerIsSessionLeader()) return Ok();  // only the leader's call detaches
     session_ = 0;
-    pgrp = std::exchange(fg_pgrp_, 0);
+    pgrp = fg_pgrp_.exchange(0);
   }
   SetControlling(sid, nullptr);
   if (pgrp != 0) {
@@ -541,7 +541,7 @@ void Tty::SessionEnded(int sid) {
     absl::MutexLock l(&mu_);
     if (session_ != sid) return;
     session_ = 0;
-    pgrp = std::exchange(fg_pgrp_, 0);
+    pgrp = fg_pgrp_.exchange(0);
   }
   SetControlling(sid, nullptr);
   if (g_host != nullptr && pgrp != 0) {
@@ -567,6 +567,17 @@ Result<void> Tty::Flush(int which) {
 
 void TtySessionEnded(int sid) {
   if (TtyRef t = ControllingTtyOf(sid)) t->SessionEnded(sid);
+}
+
+std::pair<uint32_t, int> ControllingTtyForProc(int sid) {
+  TtyRef t = ControllingTtyOf(sid);
+  if (!t) return {0, -1};
+  // /dev/pts/N is (136 + N / 256, N % 256); stat shows minor bits 0-7, major 8-19, the rest
+  // of the minor above (new_encode_dev).
+  uint32_t n = static_cast<uint32_t>(t->index());
+  uint32_t dev = (n % 256) | ((136 + n / 256) << 8);
+  int fg = t->ForegroundPgrpRelaxed();
+  return {dev, fg == 0 ? -1 : fg};
 }
 
 // --- Open files of both ends ---

@@ -11,6 +11,7 @@
 // CallerPgid/CallerSid, which take only Kernel::mu_ (a leaf with respect to vfs locks).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -66,6 +67,8 @@ class Tty : public std::enable_shared_from_this<Tty> {
  public:
   explicit Tty(int index);
   int index() const { return index_; }
+  // The foreground process group (0: none), read without the terminal's lock.
+  int ForegroundPgrpRelaxed() const { return fg_pgrp_.load(std::memory_order_relaxed); }
 
   // The slave end (/dev/pts/N).
   Result<size_t> SlaveRead(Blocker& b, std::span<uint8_t> dst, bool nonblock);
@@ -127,9 +130,9 @@ class Tty : public std::enable_shared_from_this<Tty> {
   absl::Mutex mu_;
   KernelTermios termios_ ABSL_GUARDED_BY(mu_);
   WinSize winsize_ ABSL_GUARDED_BY(mu_){};
-  std::string line_ ABSL_GUARDED_BY(mu_);      // canonical: the line being edited
-  std::deque<uint8_t> input_ ABSL_GUARDED_BY(mu_);  // what slave reads may take
-  size_t lines_ ABSL_GUARDED_BY(mu_) = 0;     // canonical: complete lines in input_
+  std::string line_ ABSL_GUARDED_BY(mu_);              // canonical: the line being edited
+  std::deque<uint8_t> input_ ABSL_GUARDED_BY(mu_);     // what slave reads may take
+  size_t lines_ ABSL_GUARDED_BY(mu_) = 0;              // canonical: complete lines in input_
   std::deque<size_t> line_ends_ ABSL_GUARDED_BY(mu_);  // their lengths (EOF lines: 0)
   std::deque<uint8_t> output_ ABSL_GUARDED_BY(mu_);    // what master reads take
   int slave_opens_ ABSL_GUARDED_BY(mu_) = 0;
@@ -137,7 +140,9 @@ class Tty : public std::enable_shared_from_this<Tty> {
   bool master_open_ ABSL_GUARDED_BY(mu_) = true;
   bool locked_ ABSL_GUARDED_BY(mu_) = true;
   int session_ ABSL_GUARDED_BY(mu_) = 0;  // 0: no session's controlling terminal
-  int fg_pgrp_ ABSL_GUARDED_BY(mu_) = 0;
+  // Written under mu_; read without it by ControllingTtyForProc (under the kernel's lock,
+  // which calls into the terminal must not take after mu_ is held).
+  std::atomic<int> fg_pgrp_ = 0;
   std::vector<int> pending_signals_ ABSL_GUARDED_BY(mu_);  // from ^C etc., sent unlocked
 };
 
@@ -157,5 +162,9 @@ Result<FileRef> OpenControllingTty(int flags);
 InodeRef NewDevpts();
 // The caller's session ended: see Tty::SessionEnded.
 void TtySessionEnded(int sid);
+// For /proc/PID/stat's tty_nr and tpgid: the device number (as Linux encodes it there) of
+// session `sid`'s controlling terminal and its foreground process group; (0, -1) when the
+// session has none. Takes no terminal's lock.
+std::pair<uint32_t, int> ControllingTtyForProc(int sid);
 
 }  // namespace sentry::vfs

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """sentry-run on a terminal: an interactive bash driven through a real pty, natively and
 under sentry-run; the bytes that come back must be the same. Covers the terminal the guest
-gets (tty, stty size, window size changes with SIGWINCH), ^C reaching the foreground job and
-not the sandbox, ^Z and job control (jobs, fg), line editing (backspace), and the exit status.
+gets (tty, ps's TTY column, stty size, window size changes with SIGWINCH), ^C reaching the
+foreground job and not the sandbox, ^Z and job control (jobs, fg), line editing (backspace), and the exit status.
 
     terminal.py SENTRY_RUN [PLATFORM]
 """
@@ -19,6 +19,7 @@ import termios
 # What is typed, in order: bytes, a pause in seconds, or ("resize", rows, cols).
 SESSION = [
     b"stty size; tty\r",
+    b"ps -o tty= -p $$\r",
     ("resize", 40, 120),
     b"stty size\r",
     b"sleep 30\r", 1.0, b"\x03", 0.5,
@@ -68,7 +69,7 @@ def run(argv):
     _, status = os.waitpid(pid, 0)
     text = out.decode(errors="replace")
     # The pty's number differs between the two runs; so may the job's pid.
-    text = re.sub(r"/dev/pts/\d+", "/dev/pts/N", text)
+    text = re.sub(r"pts/\d+", "pts/N", text)
     return text, os.waitstatus_to_exitcode(status)
 
 
