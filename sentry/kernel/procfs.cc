@@ -109,7 +109,7 @@ Result<ProcFs::Proc> ProcFs::Find(int tgid, int tid) {
 
 std::string ProcFs::StatLine(Proc& p) {
   ThreadGroup& tg = *p.tg;
-  char state = tg.zombie                          ? 'Z'
+  char state = tg.zombie                               ? 'Z'
                : p.task && PtraceStopped(*p.task) ? 't'
                : tg.stopped                       ? 'T'
                                                   : (p.task == Task::Current() ? 'R' : 'S');
@@ -138,15 +138,16 @@ std::string ProcFs::StatLine(Proc& p) {
   return absl::StrFormat(
       "%d (%s) %c %d %d %d %u %d 4194304 0 0 0 0 %d %d %d %d %d %d %d 0 %d %d %d %u "
       "0 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
-      p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, tty.first, tty.second,
-      ticks(cpu.user_ns), ticks(cpu.sys_ns), ticks(tg.cpu_children.user_ns),
-      ticks(tg.cpu_children.sys_ns), sched.ProcPriority(), sched.nice, threads, start, vsize,
-      u.resident, rsslim, tg.exit_signal, cpu_id, sched.rt() ? sched.rt_priority : 0, sched.policy);
+      p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, tty.first,
+      tty.second, ticks(cpu.user_ns),
+      ticks(cpu.sys_ns), ticks(tg.cpu_children.user_ns), ticks(tg.cpu_children.sys_ns),
+      sched.ProcPriority(), sched.nice, threads, start, vsize, u.resident, rsslim, tg.exit_signal,
+      cpu_id, sched.rt() ? sched.rt_priority : 0, sched.policy);
 }
 
 std::string ProcFs::Status(Proc& p) {
   ThreadGroup& tg = *p.tg;
-  const char* state = tg.zombie                          ? "Z (zombie)"
+  const char* state = tg.zombie                               ? "Z (zombie)"
                       : p.task && PtraceStopped(*p.task) ? "t (tracing stop)"
                       : tg.stopped                       ? "T (stopped)"
                                                          : "S (sleeping)";
@@ -173,8 +174,9 @@ std::string ProcFs::Status(Proc& p) {
       "TracerPid:\t%d\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
       "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\nKthread:\t0\n",
       p.task ? p.task->comm() : "", umask, state, tg.tgid, tid, tg.parent ? tg.parent->tgid : 0,
-      p.task ? PtraceTracerPid(*p.task) : 0, c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid,
-      c.sgid, c.fsgid, groups, tg.tgid, tid, tg.pgid, tg.sid);
+      p.task ? PtraceTracerPid(*p.task) : 0,
+      c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, groups, tg.tgid, tid,
+      tg.pgid, tg.sid);
   auto kb = [](uint64_t pages) { return absl::StrFormat("%8d kB", pages * 4); };
   if (tg.mm) {
     out += absl::StrFormat(
@@ -411,8 +413,8 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
              mm::MemoryManager::Usage u;
              if (p.tg->mm) u = p.tg->mm->MemoryUsage();
              // size resident shared text lib(0 since 2.6) data dt(0)
-             return absl::StrFormat("%d %d %d %d 0 %d 0\n", u.size, u.resident, u.shared, u.text,
-                                    u.data);
+             return absl::StrFormat("%d %d %d %d 0 %d 0\n", u.size, u.resident, u.shared,
+                                    u.text, u.data);
            }));
   dir->Add("cmdline", gen([](Proc& p) {
              std::string out;
@@ -420,18 +422,17 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
              return out;
            }));
   // Debuggers find a PIE's load address here (AT_ENTRY, AT_PHDR).
-  dir->Add("auxv", File(
-                       [this, tgid, tid]() -> Result<std::string> {
-                         Proc p = SENTRY_TRY(Find(tgid, tid));
-                         std::shared_ptr<mm::MemoryManager> mm;
-                         {
-                           absl::MutexLock l(&k_.mu());
-                           mm = p.tg->mm;
-                         }
-                         std::vector<uint64_t> v = mm ? mm->auxv() : std::vector<uint64_t>{};
-                         return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8);
-                       },
-                       0400));
+  dir->Add("auxv", File([this, tgid, tid]() -> Result<std::string> {
+             Proc p = SENTRY_TRY(Find(tgid, tid));
+             std::shared_ptr<mm::MemoryManager> mm;
+             {
+               absl::MutexLock l(&k_.mu());
+               mm = p.tg->mm;
+             }
+             std::vector<uint64_t> v = mm ? mm->auxv() : std::vector<uint64_t>{};
+             return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8);
+           },
+           0400));
   dir->Add("environ", gen([](Proc& p) {
              std::string out;
              for (auto& a : p.tg->envp) out += a + '\0';
