@@ -573,8 +573,8 @@ Result<void> InetSocket::ConnectTcp(Caller& c, const InetAddr& dst) {
 }
 
 Result<void> InetSocket::ConnectHostTcp(Caller& c, const InetAddr& dst) {
-  if (dst.port == 53) return ConnectDnsTcp(c, dst);
   EgressPolicy& policy = *stack_.policy();
+  if (dst.port == 53 && policy.answer_dns) return ConnectDnsTcp(c, dst);
   if (std::optional<std::string> why = policy.Denied(dst)) {
     policy.ReportDenied("connect", dst, *why);
     return Errno(ECONNREFUSED);
@@ -852,7 +852,7 @@ Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
   if (req.data.size() > (family_ == AF_INET ? kMaxUdpV4 : kMaxUdpV6)) return Errno(EMSGSIZE);
   if (external) {
     EgressPolicy& policy = *stack_.policy();
-    if (to.port == 53) {
+    if (to.port == 53 && policy.answer_dns) {
       // The Sentry's DNS: the answer comes back from where the query went.
       {
         absl::MutexLock l(&smu_);

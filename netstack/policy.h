@@ -75,6 +75,10 @@ class EgressPolicy {
   // Called on each denial, from the denied task's thread (the audit trail); set before use.
   std::function<void(const char* what, const std::string& dst, const std::string& why)>
       observer;
+  // Whether the Sentry answers the guest's DNS (dns.h); false: queries go out as any other
+  // datagram or connection, to the server the guest's resolv.conf names (an OCI container,
+  // whose network namespace and resolv.conf are the container manager's). Set before use.
+  bool answer_dns = true;
 
  private:
   const std::vector<NetRule> allow_;

@@ -75,9 +75,14 @@ class Stack {
   // listens on (is bound to) the host port. Set before the first guest runs, read-only after.
   using PublishMap = std::map<std::pair<int, uint16_t>, uint16_t>;
   void SetPublished(PublishMap published) { published_ = std::move(published); }
+  // Every port is published on itself (an OCI container in a network namespace of its own,
+  // whose ports Docker's -p or a CNI plugin forward from outside).
+  void SetPublishAll(bool all) { publish_all_ = all; }
   std::optional<uint16_t> PublishedHostPort(int protocol, uint16_t guest_port) const {
+    if (mode_ != NetMode::kHost) return std::nullopt;
+    if (publish_all_) return guest_port;
     auto it = published_.find({protocol, guest_port});
-    if (mode_ != NetMode::kHost || it == published_.end()) return std::nullopt;
+    if (it == published_.end()) return std::nullopt;
     return it->second;
   }
   EgressPolicy* policy() const { return policy_.get(); }
@@ -86,6 +91,7 @@ class Stack {
   NetMode mode_ = NetMode::kNone;
   std::unique_ptr<EgressPolicy> policy_;
   PublishMap published_;
+  bool publish_all_ = false;
   std::atomic<uint64_t> next_ino_{20000};
   UnixNames unix_names_;
   absl::Mutex sockets_mu_;  // taken before any socket's smu_, never after

@@ -421,6 +421,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     k.net().Configure(netstack::NetMode::kHost,
                       std::make_unique<netstack::EgressPolicy>(opts.allow_net, opts.deny_net));
     k.net().SetPublished(opts.publish);
+    k.net().SetPublishAll(opts.publish_all);
+    k.net().policy()->answer_dns = opts.answer_dns;
   }
   if (!opts.hostname.empty()) {
     absl::MutexLock l(&k.mu());

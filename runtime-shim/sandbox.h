@@ -121,6 +121,12 @@ struct SandboxOptions {
   // UDP socket on the wildcard address and such a port also gets the host port
   // (netstack/stack.h).
   std::map<std::pair<int, uint16_t>, uint16_t> publish;
+  // net_host only: every guest wildcard listener also listens on the same host port (an OCI
+  // container whose network namespace is its own: Docker's -p and bridge networks).
+  bool publish_all = false;
+  // net_host only: the Sentry answers the guest's DNS queries itself (netstack/dns.h); false:
+  // they go to the server the guest names (an OCI container's own resolv.conf).
+  bool answer_dns = true;
   // --tty=auto: when sentry-run's stdin is a terminal, the guest gets a pty of its own as its
   // controlling terminal, relayed to the caller's (runtime-shim/terminal.h); never: the
   // caller's fds as they are.

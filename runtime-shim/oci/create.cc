@@ -13,9 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
+#include "netstack/policy.h"
 #include "nlohmann/json.hpp"
 #include "runtime-shim/oci/container.h"
 #include "runtime-shim/oci/control.h"
@@ -59,17 +61,53 @@ absl::Status WaitForStart(const std::string& fifo) {
 }
 
 // The sandbox process's host network namespace (BundleSpec::netns_path). Without the
-// privilege to make one (rootless), it stays in the caller's.
-void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
+// privilege to make one (rootless), it stays in the caller's. Returns whether the namespace
+// is the container's own.
+bool EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
   if (!spec.netns_path.empty()) {
     int fd = open(spec.netns_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
       SetupFailed("joining the network namespace " + spec.netns_path + ": " + strerror(errno));
     }
     close(fd);
-  } else if (unshare(CLONE_NEWNET) != 0) {
-    LogDebug(g, std::string("no network namespace of its own for the sandbox: ") + strerror(errno));
+    return true;
   }
+  if (unshare(CLONE_NEWNET) != 0) {
+    LogDebug(g, std::string("no network namespace of its own for the sandbox: ") + strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+// linux.sysctl's net.* keys, in the container's network namespace (this process's now). Docker
+// passes net.ipv4.ip_unprivileged_port_start=0, which lets the Sentry, holding no capability
+// there, listen on the guest's port 80.
+void SetNetSysctls(const BundleSpec& spec) {
+  for (const auto& [key, value] : spec.net_sysctls) {
+    std::string path = "/proc/sys/" + key;
+    std::replace(path.begin() + 10, path.end(), '.', '/');
+    int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+      SetupFailed("linux.sysctl " + key + "=" + value + ": " + strerror(errno));
+    }
+    close(fd);
+  }
+}
+
+// In a network namespace of its own, the container's network is the one its interfaces give
+// (Docker's bridge and -p, a CNI network, or only lo): the Sentry's sockets to destinations
+// outside the sandbox are host sockets there, with no egress rule of ours (the container's
+// network is the policy, as under runc) and no DNS answered by the Sentry (the container's
+// resolv.conf names its server), and every guest listener on the wildcard address listens
+// there too, so that ports forwarded to the container reach it.
+void UseContainerNetwork(shim::SandboxOptions& sandbox) {
+  sandbox.net_host = true;
+  std::string err;
+  for (const char* all : {"0.0.0.0/0", "::/0"}) {
+    sandbox.allow_net.push_back(*netstack::ParseNetRule(all, &err));
+  }
+  sandbox.publish_all = true;
+  sandbox.answer_dns = false;
 }
 
 // The child side of create: becomes the container's sandbox process.
@@ -113,7 +151,10 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
     for (int fd = 0; fd < 3; fd++) dup2(kTerminalFd, fd);
   }
   KeepLogOpen(g);
-  EnterNetworkNamespace(g, spec);
+  if (EnterNetworkNamespace(g, spec)) {
+    UseContainerNetwork(spec.sandbox);
+    SetNetSysctls(spec);
+  }
   bool waiting = false;
   spec.sandbox.before_start = [&] {
     waiting = true;
@@ -143,21 +184,25 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
   _exit(absl::IsNotFound(r.status()) ? 127 : 126);
 }
 
-// Runs the hooks create runs (prestart, createRuntime, createContainer), then checks that the
-// sandbox's network namespace holds nothing the guest cannot use: until the Sentry can carry
-// the guest's traffic through such an interface, a network (Docker's bridge, a CNI network)
-// fails here, clearly, instead of leaving the guest silently without it.
+// Runs the hooks create runs (prestart, createRuntime, createContainer). A sandbox left in the
+// caller's network namespace (rootless, where none can be made) has loopback only: a network
+// set up for it there (interfaces other than lo) fails here, clearly, instead of leaving the
+// guest silently without it.
 absl::Status RunCreateHooks(const BundleSpec& spec, const ContainerState& st) {
   std::string state = HookState(st, "created");
   for (const auto& [kind, hook] : spec.create_hooks) {
     SENTRY_RETURN_IF_ERROR(RunHook(kind, hook, state));
   }
-  std::vector<std::string> extra = ExtraInterfaces(st.pid);
+  struct stat ours, theirs;
+  bool own_netns = stat("/proc/self/ns/net", &ours) == 0 &&
+                   stat(("/proc/" + std::to_string(st.pid) + "/ns/net").c_str(), &theirs) == 0 &&
+                   ours.st_ino != theirs.st_ino;
+  std::vector<std::string> extra = own_netns ? std::vector<std::string>{} : ExtraInterfaces(st.pid);
   if (!extra.empty()) {
     return absl::UnimplementedError(
         "the container's network namespace has the interface " + extra[0] +
-        ": networks other than none (Docker's bridge, CNI) are not supported yet; use "
-        "--network=none");
+        " but the sandbox could not get a network namespace of its own (rootless?): only "
+        "--network=none works there");
   }
   return absl::OkStatus();
 }

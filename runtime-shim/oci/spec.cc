@@ -364,7 +364,20 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
     }
     spec.oom_score_adj = adj->get<int>();
   }
-  for (const char* unenforced : {"linux.sysctl", "linux.maskedPaths", "linux.readonlyPaths"}) {
+  if (const json* sysctl = r.Find("linux.sysctl"); sysctl != nullptr && !sysctl->is_null()) {
+    if (!sysctl->is_object()) return Reader::Wrong("linux.sysctl", "an object of strings");
+    for (const auto& [key, value] : sysctl->items()) {
+      if (!value.is_string()) return Reader::Wrong("linux.sysctl." + key, "a string");
+      bool per_netns = key.rfind("net.", 0) == 0 && key.find("..") == std::string::npos &&
+                       key.find('/') == std::string::npos;
+      if (per_netns) {
+        spec.net_sysctls[key] = value.get<std::string>();
+      } else {
+        spec.ignored.push_back("linux.sysctl." + key + " is not applied (only net.* are)");
+      }
+    }
+  }
+  for (const char* unenforced : {"linux.maskedPaths", "linux.readonlyPaths"}) {
     if (r.Find(unenforced) != nullptr) {
       spec.ignored.push_back(std::string(unenforced) + " is not applied yet");
     }

@@ -36,6 +36,9 @@ struct BundleSpec {
   shim::CgroupLimits limits;
   // process.oomScoreAdj, for the whole sandbox (the host's OOM killer sees its processes).
   std::optional<int> oom_score_adj;
+  // linux.sysctl's net.* keys: set in the container's own network namespace (where they are
+  // per namespace) before the guest starts; the others are not applied.
+  std::map<std::string, std::string> net_sysctls;
   // What the config asks for that the Sentry does not provide or enforce (yet), one line
   // each, for the --debug log.
   std::vector<std::string> ignored;
