@@ -38,6 +38,8 @@ def parse_args():
                    help="CTest smoke test: --tiny, one run, no runsc, strict exit status")
     p.add_argument("--only", help="comma-separated benchmark names or prefixes to run")
     p.add_argument("--no-runsc", action="store_true", help="leave out the runsc column")
+    p.add_argument("--audit", action="store_true",
+                   help="add a column: sentry seccomp with a policy file and --audit on")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"))
     p.add_argument("--no-build", action="store_true", help="use --build-dir as it is")
     p.add_argument("--json", default=os.path.join(REPO, "bench", "results", "latest.json"))
@@ -133,7 +135,8 @@ def main():
     if not args.no_build:
         build(args.build_dir)
     sentry_run = os.path.join(args.build_dir, "bin", "sentry-run")
-    cols = columns.all_columns(sentry_run, with_runsc=not (args.no_runsc or args.smoke))
+    cols = columns.all_columns(sentry_run, with_runsc=not (args.no_runsc or args.smoke),
+                               with_audit=args.audit)
     for column in cols:
         column.probe()
         print(f"column {column.name}: {column.unavailable or 'ok'}", file=sys.stderr)

@@ -14,9 +14,11 @@ work directory is the runner's private tmpfs (workdir.py), sentry-run gets it as
 bind (`binds`) and the guest's writes there go through the gofer to that tmpfs.
 """
 
+import json
 import os
 import shutil
 import subprocess
+import tempfile
 
 # What sentry-run gives its guest (README, "sentry-run"); the native runs get the same.
 GUEST_ENV = {
@@ -71,11 +73,21 @@ class Native(Column):
 
 
 class SentryRun(Column):
-    def __init__(self, sentry_run, platform):
+    def __init__(self, sentry_run, platform, audited=False):
         self.sentry_run = sentry_run
         self.platform = platform
-        self.name = f"sentry {platform}"
+        self.name = f"sentry {platform}" + (" +policy+audit" if audited else "")
         self.binds = []  # host directories bound read-write at the same path
+        # The agent set-up of issue 12: a policy file (read, validated, globs expanded at
+        # start-up) and the audit trail on (its JSON lines written, here to /dev/null).
+        self.extra = []
+        if audited:
+            fd, policy = tempfile.mkstemp(prefix="bench-policy.", suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                json.dump({"filesystem": {"denyRead": ["~/.ssh", "/etc/shadow", "**/.env"],
+                                          "denyWrite": [".git/hooks"]},
+                           "limits": {"pids": 4096}}, f)
+            self.extra = [f"--policy={policy}", "--audit=/dev/null"]
 
     def missing(self):
         if not os.access(self.sentry_run, os.X_OK):
@@ -84,8 +96,8 @@ class SentryRun(Column):
 
     def wrap(self, argv, cwd):
         binds = [f"--bind={d}:{d}" for d in self.binds]
-        return ([self.sentry_run, f"--platform={self.platform}"] + binds + ["--cwd", cwd, "--"] +
-                list(argv))
+        return ([self.sentry_run, f"--platform={self.platform}"] + self.extra + binds +
+                ["--cwd", cwd, "--"] + list(argv))
 
 
 class Runsc(Column):
@@ -108,8 +120,10 @@ class Runsc(Column):
         return [self.runsc, "--platform=ptrace", "--network=none", "do"] + list(argv)
 
 
-def all_columns(sentry_run, with_runsc=True):
+def all_columns(sentry_run, with_runsc=True, with_audit=False):
     columns = [Native(), SentryRun(sentry_run, "ptrace"), SentryRun(sentry_run, "seccomp")]
+    if with_audit:
+        columns.append(SentryRun(sentry_run, "seccomp", audited=True))
     if with_runsc:
         columns.append(Runsc())
     return columns
