@@ -1,7 +1,6 @@
 #include "runtime-shim/confine.h"
 
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
@@ -81,6 +80,8 @@ const std::vector<Allowed>& Allowlist() {
       {"exit_group", Need::kAlways, "the sandbox's exit"},
       {"sched_yield", Need::kAlways, "the guest's sched_yield; spinning waits"},
       {"sched_setaffinity", Need::kAlways, "the seccomp platform puts a thread next to its stub"},
+      {"sched_getaffinity", Need::kAlways,
+       "glibc's get_nprocs (malloc's arena count) once /sys is out of reach"},
       {"sched_getparam", Need::kAlways, "the guest's sched_getparam, answered from the host's"},
       {"sched_getscheduler", Need::kAlways, "the guest's sched_getscheduler, from the host's"},
       {"sched_get_priority_max", Need::kAlways, "the guest's sched_get_priority_max"},
@@ -223,17 +224,6 @@ absl::Status Fail(const std::string& what, int err) {
 }
 
 }  // namespace
-
-absl::Status EnterSentryNamespaces() {
-  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
-  struct __user_cap_data_struct data[2] = {};
-  if (syscall(SYS_capget, &header, data) != 0) return Fail("capget", errno);
-  if ((data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) == 0) {
-    return absl::OkStatus();
-  }
-  if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) != 0) return Fail("unshare(IPC, UTS)", errno);
-  return absl::OkStatus();
-}
 
 absl::Status ConfineSentry(const ConfineOptions& opts) {
   // The stubs are separate executables, unaffected: the Sentry still traces them.

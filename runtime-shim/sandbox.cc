@@ -20,6 +20,7 @@
 #include "gofer/launch.h"
 #include "netstack/stack.h"
 #include "runtime-shim/confine.h"
+#include "runtime-shim/namespaces.h"
 #include "runtime-shim/terminal.h"
 #include "sentry/base/guest_memory.h"
 #include "sentry/base/logging.h"
@@ -323,8 +324,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (opts.argv.empty()) return absl::InvalidArgumentError("no program given");
   if (opts.unsafe_no_confinement) {
     WarnUnconfined("sentry");
+  } else if (!InSentryNamespaces()) {
+    return absl::InternalError("the Sentry was not started in its namespaces (Supervise)");
   } else {
-    SENTRY_RETURN_IF_ERROR(EnterSentryNamespaces());
+    SENTRY_RETURN_IF_ERROR(PrepareHostView());
   }
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   GuestMemory::Global().SetLimitBytes(opts.memory_limit);
@@ -344,9 +347,6 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     struct rlimit raised = {nofile.rlim_max, nofile.rlim_max};
     setrlimit(RLIMIT_NOFILE, &raised);
   }
-  auto platform = platform::NewPlatform(opts.platform);
-  if (!platform.ok()) return platform.status();
-
   std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, true, opts.submounts}};
   for (const auto& b : opts.binds) {
     gmounts.push_back({b.guest, b.host, b.read_only, opts.submounts});
@@ -369,6 +369,12 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   });
   auto vfs_or = BuildVfs(opts, client);
   if (!vfs_or.ok()) return vfs_or.status();
+  // The gofer has its own view of the host; the Sentry keeps only the fds it opened. Before
+  // the platform starts threads: capabilities are dropped per thread.
+  if (!opts.unsafe_no_confinement) SENTRY_RETURN_IF_ERROR(EnterEmptyRoot());
+  auto platform = platform::NewPlatform(opts.platform);
+  if (!platform.ok()) return platform.status();
+  ForgetHostProc();
 
   kernel::Kernel k(std::move(*platform), std::move(*vfs_or));
   {

@@ -333,10 +333,14 @@ int main(int argc, char** argv) {
     opts.audit_fd = fd;
   }
   opts.sentry_init = true;
-  if (policy.timeout_ms > 0 || policy.memory > 0) {
-    // A parent outside the sandbox keeps the time and the host memory cgroup.
-    std::optional<int> parent = sentry::shim::Supervise(
-        {.timeout_ms = policy.timeout_ms, .memory_bytes = policy.memory, .debug = opts.debug});
+  if (!opts.unsafe_no_confinement || policy.timeout_ms > 0 || policy.memory > 0) {
+    // A parent outside the sandbox keeps the time and the host memory cgroup, and the Sentry
+    // runs as the init of its own namespaces (runtime-shim/namespaces.h).
+    std::optional<int> parent = sentry::shim::Supervise({.timeout_ms = policy.timeout_ms,
+                                                         .memory_bytes = policy.memory,
+                                                         .debug = opts.debug,
+                                                         .namespaces = !opts.unsafe_no_confinement,
+                                                         .new_net = !opts.net_host});
     if (parent) return *parent;
   }
   auto r = sentry::shim::RunSandbox(opts);

@@ -12,9 +12,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "runtime-shim/cgroup.h"
+#include "runtime-shim/namespaces.h"
 
 namespace sentry::shim {
 namespace {
@@ -41,13 +43,37 @@ std::string FormatDuration(int64_t ms) {
 }
 
 // The signals the parent waits for: the child's end, and those it passes on to the child.
-sigset_t WatchedSignals() {
+// With `all`, also those a container's init may be sent (`sentry kill`); not SIGWINCH, which
+// the terminal's resize sends the child directly (it shares our process group).
+sigset_t WatchedSignals(bool all) {
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2}) {
     sigaddset(&set, sig);
   }
+  if (all) {
+    for (int sig : {SIGALRM, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU}) sigaddset(&set, sig);
+  }
   return set;
+}
+
+// fork(), or with `opts.namespaces` a clone into the Sentry's namespaces; -1 after printing
+// why.
+pid_t StartChild(const SuperviseOptions& opts) {
+  if (!opts.namespaces) {
+    pid_t child = fork();
+    if (child < 0) fprintf(stderr, "%s: fork: %s\n", opts.who, strerror(errno));
+    return child;
+  }
+  absl::StatusOr<pid_t> child = CloneIntoNamespaces(opts.new_net);
+  if (child.ok()) return *child;
+  if (opts.start_error != nullptr) {
+    *opts.start_error = std::string(child.status().message());
+    return -1;
+  }
+  fprintf(stderr, "%s: %s (--unsafe-no-confinement runs without it, for debugging only)\n",
+          opts.who, std::string(child.status().message()).c_str());
+  return -1;
 }
 
 // The host memory cgroup for `opts`, with this process in it (so that what it forks is too);
@@ -62,14 +88,14 @@ std::unique_ptr<Cgroup> JoinNewGroup(const SuperviseOptions& opts) {
   if (!joined.ok()) {
     if (opts.debug) {
       fprintf(stderr,
-              "sentry-run: no host memory cgroup (%s): the memory limit rests on the Sentry's "
+              "%s: no host memory cgroup (%s): the memory limit rests on the Sentry's "
               "accounting alone\n",
-              std::string(joined.message()).c_str());
+              opts.who, std::string(joined.message()).c_str());
     }
     return nullptr;
   }
   if (opts.debug) {
-    fprintf(stderr, "sentry-run: host memory cgroup %s, limit %s (the guest's %s + %s)\n",
+    fprintf(stderr, "%s: host memory cgroup %s, limit %s (the guest's %s + %s)\n", opts.who,
             (*made)->path().c_str(), FormatSize(opts.memory_bytes + kHostHeadroom).c_str(),
             FormatSize(opts.memory_bytes).c_str(), FormatSize(kHostHeadroom).c_str());
   }
@@ -110,36 +136,41 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
   std::unique_ptr<Cgroup> group = JoinNewGroup(opts);
   struct termios saved_tty;
   bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tty) == 0;
-  sigset_t watched = WatchedSignals(), old_mask;
+  sigset_t watched = WatchedSignals(opts.forward_all), old_mask;
   sigprocmask(SIG_BLOCK, &watched, &old_mask);
   pid_t parent = getpid();
-  pid_t child = fork();
+  pid_t child = StartChild(opts);
   if (child == 0) {
-    // Without its watcher the sandbox would outlive its timeout: it goes with it.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(137);
+    // Without its watcher the sandbox would outlive its timeout: it goes with it. (In new
+    // namespaces CloneIntoNamespaces did this, and the parent's death shows otherwise.)
+    if (!opts.namespaces) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(137);
+    }
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     (void)group.release();  // the parent owns the cgroup; the child only lives in it
     return std::nullopt;
   }
   if (group) (void)group->Leave(0);  // the parent stays outside, to clean up after the child
   if (child < 0) {
-    perror("sentry-run: fork");
+    if (group) group->Destroy();
     return 126;
   }
+  for (int fd : opts.close_in_parent) close(fd);
   int64_t deadline = opts.timeout_ms > 0 ? NowMs() + opts.timeout_ms : 0;
   int status = 0;
   Ended ended = Watch(child, watched, deadline, group.get(), status);
   if (group) group->Destroy();  // kills what is left, removes the cgroup
+  if (opts.child_status != nullptr) *opts.child_status = status;
   // The watched signals stay blocked: this process only reports and exits now.
   if (ended != Ended::kByItself && tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
   if (ended == Ended::kTimeout) {
-    fprintf(stderr, "sentry-run: timeout %s reached; killed\n",
+    fprintf(stderr, "%s: timeout %s reached; killed\n", opts.who,
             FormatDuration(opts.timeout_ms).c_str());
     return kTimeoutStatus;
   }
   if (ended == Ended::kMemory) {
-    fprintf(stderr, "sentry-run: memory limit %s reached; killed\n",
+    fprintf(stderr, "%s: memory limit %s reached; killed\n", opts.who,
             FormatSize(opts.memory_bytes).c_str());
     return kMemoryStatus;
   }

@@ -23,6 +23,7 @@
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/oci/resources.h"
 #include "runtime-shim/oci/spec.h"
+#include "runtime-shim/supervisor.h"
 #include "sentry/base/status.h"
 
 namespace sentry::oci {
@@ -131,6 +132,21 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
   // A container's terminal is process.terminal with --console-socket, never ours.
   spec.sandbox.tty = false;
   int wait_status = 0;
+  if (!spec.sandbox.unsafe_no_confinement) {
+    // The Sentry as the init of its own namespaces (runtime-shim/namespaces.h), in the
+    // container's network namespace entered above. This process (the container's PID for
+    // `state`, `kill` and `ps`) waits, passes signals on, and exits as the Sentry did.
+    std::string error;
+    std::optional<int> parent = shim::Supervise({.who = "sentry",
+                                                 .namespaces = true,
+                                                 .new_net = false,
+                                                 .forward_all = true,
+                                                 .close_in_parent = {kReadyFd},
+                                                 .child_status = &wait_status,
+                                                 .start_error = &error});
+    if (parent && !error.empty()) SetupFailed(error);
+    if (parent) ExitLikeGuest(wait_status);
+  }
   spec.sandbox.wait_status = &wait_status;
   auto r = shim::RunSandbox(spec.sandbox);
   if (r.ok()) ExitLikeGuest(wait_status);
