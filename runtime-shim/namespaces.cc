@@ -121,9 +121,19 @@ absl::StatusOr<pid_t> CloneIntoNamespaces(bool new_net) {
   close(go[0]);
   if (pid < 0) {
     close(go[1]);
-    return Step(std::string("new user, mount, PID, IPC, UTS") + (new_net ? ", network" : "") +
-                    " namespaces (clone)",
-                clone_errno);
+    std::string what = std::string("new user, mount, PID, IPC, UTS") +
+                       (new_net ? ", network" : "") + " namespaces (clone)";
+    // The kernel's errnos say little here: name the usual causes.
+    absl::Status st = Step(what, clone_errno);
+    if (clone_errno == ENOSPC || clone_errno == EPERM || clone_errno == EUSERS) {
+      st = absl::FailedPreconditionError(
+          std::string(st.message()) +
+          (clone_errno == EPERM
+               ? " (user namespaces are not allowed to this user here)"
+               : " (the limit of user namespaces, /proc/sys/user/max_user_namespaces, is 0 "
+                 "or reached)"));
+    }
+    return st;
   }
   absl::Status maps = WriteIdMaps(pid);
   if (maps.ok() && write(go[1], "1", 1) != 1) maps = Step("starting the Sentry");

@@ -1,5 +1,6 @@
 #include "runtime-shim/supervisor.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -102,6 +103,8 @@ std::unique_ptr<Cgroup> JoinNewGroup(const SuperviseOptions& opts) {
   return std::move(*made);
 }
 
+int g_report_fd = -1;  // ReportStatus's pipe, in the child
+
 enum class Ended { kByItself, kTimeout, kMemory };
 
 // Waits for `child` (its wait status in `status`), passing the watched signals on, until it
@@ -139,8 +142,15 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
   sigset_t watched = WatchedSignals(opts.forward_all), old_mask;
   sigprocmask(SIG_BLOCK, &watched, &old_mask);
   pid_t parent = getpid();
+  int report[2] = {-1, -1};
+  if (opts.child_status != nullptr && pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0) {
+    fprintf(stderr, "%s: pipe2: %s\n", opts.who, strerror(errno));
+    return 126;
+  }
   pid_t child = StartChild(opts);
   if (child == 0) {
+    if (report[0] >= 0) close(report[0]);
+    g_report_fd = report[1];
     // Without its watcher the sandbox would outlive its timeout: it goes with it. (In new
     // namespaces CloneIntoNamespaces did this, and the parent's death shows otherwise.)
     if (!opts.namespaces) {
@@ -157,11 +167,17 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
     return 126;
   }
   for (int fd : opts.close_in_parent) close(fd);
+  if (report[1] >= 0) close(report[1]);
   int64_t deadline = opts.timeout_ms > 0 ? NowMs() + opts.timeout_ms : 0;
   int status = 0;
   Ended ended = Watch(child, watched, deadline, group.get(), status);
   if (group) group->Destroy();  // kills what is left, removes the cgroup
-  if (opts.child_status != nullptr) *opts.child_status = status;
+  if (opts.child_status != nullptr) {
+    int reported;
+    bool got = read(report[0], &reported, sizeof(reported)) == sizeof(reported);
+    *opts.child_status = got ? reported : status;
+  }
+  if (report[0] >= 0) close(report[0]);
   // The watched signals stay blocked: this process only reports and exits now.
   if (ended != Ended::kByItself && tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
   if (ended == Ended::kTimeout) {
@@ -175,6 +191,10 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
     return kMemoryStatus;
   }
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+void ReportStatus(int status) {
+  if (g_report_fd >= 0) (void)!write(g_report_fd, &status, sizeof(status));
 }
 
 std::optional<int64_t> ParseDuration(const std::string& text) {

@@ -31,7 +31,9 @@ struct SuperviseOptions {
   // This process's fds the child alone must hold (e.g. the OCI set-up pipe, whose EOF its
   // reader waits for): closed here once the child runs.
   std::vector<int> close_in_parent;
-  int* child_status = nullptr;  // if set: the child's wait status, as waitpid gave it
+  // If set: the child's wait status, as waitpid gave it, or the one the child passed to
+  // ReportStatus (the init of a PID namespace cannot die of its own signal).
+  int* child_status = nullptr;
   // If set, a failure to start the child is stored here instead of printed.
   std::string* start_error = nullptr;
 };
@@ -43,6 +45,10 @@ struct SuperviseOptions {
 // after one line naming the confinement step that failed. Call it while the process has one
 // thread.
 std::optional<int> Supervise(const SuperviseOptions& opts);
+
+// In the child of a Supervise with `child_status`: the wait status the parent should report
+// instead of the child's own (the Sentry passes on its guest's death by a signal this way).
+void ReportStatus(int status);
 
 // "30s", "5m", "1.5h", "2d" or plain seconds ("10", "0.5"), in milliseconds; nullopt if it is
 // not a positive duration.

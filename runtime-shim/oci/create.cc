@@ -34,12 +34,11 @@ namespace {
 constexpr int kReadyFd = 3;
 constexpr int kTerminalFd = 4;  // the container's end of its terminal, if it has one
 
-// Holds the guest init until `start`. The FIFO is opened for reading without blocking (so a
-// `start` that comes at once finds a reader) and polled: `start` writes one byte; a writer
-// that closes without writing (`delete` of a created container) cancels.
-absl::Status WaitForStart(const std::string& fifo) {
-  int fd = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open " + fifo);
+// Holds the guest init until `start`. The FIFO `fd` was opened for reading without blocking
+// (so a `start` that comes at once finds a reader, and before the Sentry's root became
+// empty) and is polled: `start` writes one byte; a writer that closes without writing
+// (`delete` of a created container) cancels.
+absl::Status WaitForStart(int fd) {
   (void)!write(kReadyFd, "ok", 2);
   close(kReadyFd);
   struct pollfd p = {fd, POLLIN, 0};
@@ -115,10 +114,12 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
   }
   KeepLogOpen(g);
   EnterNetworkNamespace(g, spec);
+  int fifo_fd = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fifo_fd < 0) SetupFailed("open " + fifo + ": " + strerror(errno));
   bool waiting = false;
   spec.sandbox.before_start = [&] {
     waiting = true;
-    return WaitForStart(fifo);
+    return WaitForStart(fifo_fd);
   };
   spec.sandbox.forward_signals = true;
   // exec, pause and resume reach this sandbox through its control socket.
@@ -141,7 +142,7 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
                                                  .namespaces = true,
                                                  .new_net = false,
                                                  .forward_all = true,
-                                                 .close_in_parent = {kReadyFd},
+                                                 .close_in_parent = {kReadyFd, fifo_fd},
                                                  .child_status = &wait_status,
                                                  .start_error = &error});
     if (parent && !error.empty()) SetupFailed(error);
@@ -149,7 +150,11 @@ void EnterNetworkNamespace(const Globals& g, const BundleSpec& spec) {
   }
   spec.sandbox.wait_status = &wait_status;
   auto r = shim::RunSandbox(spec.sandbox);
-  if (r.ok()) ExitLikeGuest(wait_status);
+  if (r.ok()) {
+    // The Sentry, init of its PID namespace, cannot die of its own signal: its parent does.
+    shim::ReportStatus(wait_status);
+    ExitLikeGuest(wait_status);
+  }
   std::string msg = std::string(r.status().message());
   if (!waiting) {
     SetupFailed(msg);
