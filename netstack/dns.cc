@@ -1,12 +1,17 @@
 #include "netstack/dns.h"
 
+#include <arpa/inet.h>
 #include <arpa/nameser.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <resolv.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
+
+#include "sentry/base/host_files.h"
 
 namespace sentry::netstack {
 namespace {
@@ -81,7 +86,28 @@ void NoteAddresses(const std::vector<uint8_t>& answer, const std::string& name,
   }
 }
 
+// The IPv4 name servers of the host's /etc/resolv.conf, read from the fd kept before the
+// Sentry's pivot_root (HostResolverFiles): res_ninit itself opens the file by path, which
+// the empty root no longer has, and then falls back to 127.0.0.1.
+std::vector<in_addr> HostNameservers() {
+  std::vector<in_addr> out;
+  std::istringstream in(ReadHostFile("/etc/resolv.conf").value_or(""));
+  std::string line;
+  while (std::getline(in, line) && out.size() < MAXNS) {
+    std::istringstream words(line);
+    std::string key, value;
+    in_addr a{};
+    if (words >> key >> value && key == "nameserver" &&
+        inet_pton(AF_INET, value.c_str(), &a) == 1) {
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> HostResolverFiles() { return {"/etc/resolv.conf"}; }
 
 std::optional<std::vector<uint8_t>> AnswerDnsQuery(std::span<const uint8_t> query,
                                                    EgressPolicy& policy, bool udp) {
@@ -96,6 +122,20 @@ std::optional<std::vector<uint8_t>> AnswerDnsQuery(std::span<const uint8_t> quer
   struct __res_state state;
   std::memset(&state, 0, sizeof(state));
   if (res_ninit(&state) != 0) return Bare(query, *qn, kRcodeServFail, false);
+  if (std::vector<in_addr> servers = HostNameservers(); !servers.empty()) {
+    // Before any query, so that res_send builds its own list from these.
+    for (size_t i = 0; i < servers.size(); i++) {
+      state.nsaddr_list[i] = sockaddr_in{};
+      state.nsaddr_list[i].sin_family = AF_INET;
+      state.nsaddr_list[i].sin_port = htons(NAMESERVER_PORT);
+      state.nsaddr_list[i].sin_addr = servers[i];
+      if (state._u._ext.nsaddrs[i] != nullptr) {
+        free(state._u._ext.nsaddrs[i]);
+        state._u._ext.nsaddrs[i] = nullptr;
+      }
+    }
+    state.nscount = static_cast<int>(servers.size());
+  }
   state.retrans = 2;
   state.retry = 2;
   std::vector<uint8_t> answer(65535);

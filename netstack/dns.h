@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "netstack/policy.h"
@@ -20,5 +21,9 @@ namespace sentry::netstack {
 // bit, so that the client asks again over TCP.
 std::optional<std::vector<uint8_t>> AnswerDnsQuery(std::span<const uint8_t> query,
                                                    EgressPolicy& policy, bool udp);
+
+// The host files the resolver needs (/etc/resolv.conf), for sentry::PreopenHostFiles before
+// the Sentry's pivot_root. Only its IPv4 name servers are used afterwards.
+std::vector<std::string> HostResolverFiles();
 
 }  // namespace sentry::netstack

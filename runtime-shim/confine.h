@@ -20,12 +20,6 @@ struct ConfineOptions {
   bool control_socket = false;  // an OCI container's control socket is served (accept4)
 };
 
-// New IPC and UTS namespaces for the Sentry, and so for the gofer and the stubs it starts
-// afterwards. Called first, while the process is single-threaded (namespaces belong to the
-// thread that unshares). Needs CAP_SYS_ADMIN: without it (rootless) nothing is done, since
-// the user namespace that would grant it is not built yet.
-absl::Status EnterSentryNamespaces();
-
 // Makes the Sentry non-dumpable (no core, /proc/PID of it owned by root, no ptrace attach
 // by the caller's uid) and installs the allowlist. Fails, with the reason, if libseccomp or the kernel refuse it; the
 // caller then refuses to run the guest.

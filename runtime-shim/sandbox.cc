@@ -20,6 +20,7 @@
 #include "gofer/launch.h"
 #include "netstack/stack.h"
 #include "runtime-shim/confine.h"
+#include "runtime-shim/namespaces.h"
 #include "runtime-shim/review.h"
 #include "runtime-shim/terminal.h"
 #include "sentry/base/guest_memory.h"
@@ -351,10 +352,25 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // update per lock on the syscall path; --debug keeps the check.
   if (!opts.debug) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (opts.argv.empty()) return absl::InvalidArgumentError("no program given");
+  // A stdio fd the caller closed is held by /dev/null from here on, so that no host fd the
+  // Sentry opens (the stub executable, a kept /proc file) lands on it and becomes the guest's
+  // stdin, stdout or stderr.
+  bool stdio_closed[3] = {};
+  for (int i = 0; i < 3; i++) {
+    if (fcntl(i, F_GETFD) >= 0) continue;
+    stdio_closed[i] = true;
+    int fd = open("/dev/null", O_RDWR);
+    if (fd >= 0 && fd != i) {
+      dup2(fd, i);
+      close(fd);
+    }
+  }
   if (opts.unsafe_no_confinement) {
     WarnUnconfined("sentry");
+  } else if (!InSentryNamespaces()) {
+    return absl::InternalError("the Sentry was not started in its namespaces (Supervise)");
   } else {
-    SENTRY_RETURN_IF_ERROR(EnterSentryNamespaces());
+    SENTRY_RETURN_IF_ERROR(PrepareHostView());
   }
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   GuestMemory::Global().SetLimitBytes(opts.memory_limit);
@@ -374,9 +390,6 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     struct rlimit raised = {nofile.rlim_max, nofile.rlim_max};
     setrlimit(RLIMIT_NOFILE, &raised);
   }
-  auto platform = platform::NewPlatform(opts.platform);
-  if (!platform.ok()) return platform.status();
-
   std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, true, opts.submounts}};
   for (const auto& b : opts.binds) {
     gmounts.push_back({b.guest, b.host, b.read_only || b.review, opts.submounts});
@@ -400,6 +413,14 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   vfs::InodeRef review_root;
   auto vfs_or = BuildVfs(opts, client, &review_root);
   if (!vfs_or.ok()) return vfs_or.status();
+  // The gofer has its own view of the host; the Sentry keeps only the fds it opened. Before
+  // the platform starts threads: capabilities are dropped per thread.
+  // For a closed stdio fd of the caller's (the empty root has no /dev/null).
+  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (!opts.unsafe_no_confinement) SENTRY_RETURN_IF_ERROR(EnterEmptyRoot());
+  auto platform = platform::NewPlatform(opts.platform);
+  if (!platform.ok()) return platform.status();
+  ForgetHostProc();
 
   kernel::Kernel k(std::move(*platform), std::move(*vfs_or));
   {
@@ -486,10 +507,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
       so.stdio.push_back(terminal->slave());
       continue;
     }
-    int hfd = fcntl(i, F_DUPFD_CLOEXEC, 10);
-    if (hfd < 0) {
-      hfd = open("/dev/null", O_RDWR | O_CLOEXEC);
-    }
+    int hfd = stdio_closed[i] ? -1 : fcntl(i, F_DUPFD_CLOEXEC, 10);
+    if (hfd < 0) hfd = fcntl(devnull, F_DUPFD_CLOEXEC, 10);
     int fl = fcntl(i, F_GETFL);
     if (fl < 0) fl = O_RDWR;
     so.stdio.push_back(vfs::NewHostStreamFile(hfd, fl & (O_ACCMODE | O_APPEND), names[i]));
@@ -498,6 +517,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // Sentry's init), with that process group in the foreground.
   so.sentry_init = opts.sentry_init;
   if (terminal) terminal->AttachSession(1, 1);
+  if (devnull >= 0) close(devnull);
   signal(SIGPIPE, SIG_IGN);
   absl::StatusOr<int> status = absl::UnknownError("the guest did not start");
   absl::Status held = opts.before_start ? opts.before_start() : absl::OkStatus();

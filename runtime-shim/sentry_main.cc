@@ -9,6 +9,7 @@
 #include "runtime-shim/confine.h"
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/sandbox.h"
+#include "runtime-shim/supervisor.h"
 #include "syscalls/table.h"
 
 namespace {
@@ -72,6 +73,12 @@ int main(int argc, char** argv) {
     }
     for (; i < argc; i++) opts.argv.push_back(argv[i]);
     opts.sentry_init = true;
+    if (!opts.unsafe_no_confinement) {
+      // The Sentry as the init of its own namespaces; this process waits and reports.
+      std::optional<int> parent =
+          sentry::shim::Supervise({.who = "sentry", .namespaces = true, .new_net = true});
+      if (parent) return *parent;
+    }
     auto r = sentry::shim::RunSandbox(opts);
     if (!r.ok()) {
       fprintf(stderr, "sentry: %s\n", std::string(r.status().message()).c_str());

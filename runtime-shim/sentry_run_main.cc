@@ -331,6 +331,23 @@ int main(int argc, char** argv) {
     fprintf(stderr, "sentry-run: %s\n", std::string(s.message()).c_str());
     return 2;
   }
+  if (!opts.unsafe_no_confinement) {
+    // The confined Sentry holds no CAP_NET_BIND_SERVICE over the host's network namespace.
+    int first = 1024;
+    if (FILE* f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "r")) {
+      if (fscanf(f, "%d", &first) != 1) first = 1024;
+      fclose(f);
+    }
+    for (const auto& [key, host_port] : opts.publish) {
+      if (host_port >= first) continue;
+      fprintf(stderr,
+              "sentry-run: --publish: host port %u is below %d, which needs "
+              "CAP_NET_BIND_SERVICE on the host; the confined Sentry holds no capability. "
+              "Publish a higher host port (HOST:GUEST, e.g. --publish=%u:%u)\n",
+              host_port, first, host_port + 8000u, key.second);
+      return 2;
+    }
+  }
   if (opts.argv.empty()) {
     fprintf(stderr, "sentry-run: no program given\n");
     Usage(stderr);
@@ -375,10 +392,14 @@ int main(int argc, char** argv) {
     }
   }
   opts.sentry_init = true;
-  if (policy.timeout_ms > 0 || policy.memory > 0) {
-    // A parent outside the sandbox keeps the time and the host memory cgroup.
-    std::optional<int> parent = sentry::shim::Supervise(
-        {.timeout_ms = policy.timeout_ms, .memory_bytes = policy.memory, .debug = opts.debug});
+  if (!opts.unsafe_no_confinement || policy.timeout_ms > 0 || policy.memory > 0) {
+    // A parent outside the sandbox keeps the time and the host memory cgroup, and the Sentry
+    // runs as the init of its own namespaces (runtime-shim/namespaces.h).
+    std::optional<int> parent = sentry::shim::Supervise({.timeout_ms = policy.timeout_ms,
+                                                         .memory_bytes = policy.memory,
+                                                         .debug = opts.debug,
+                                                         .namespaces = !opts.unsafe_no_confinement,
+                                                         .new_net = !opts.net_host});
     if (parent) return *parent;
   }
   auto r = sentry::shim::RunSandbox(opts);

@@ -1,5 +1,6 @@
 #include "runtime-shim/supervisor.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -12,9 +13,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "runtime-shim/cgroup.h"
+#include "runtime-shim/namespaces.h"
 
 namespace sentry::shim {
 namespace {
@@ -41,13 +44,37 @@ std::string FormatDuration(int64_t ms) {
 }
 
 // The signals the parent waits for: the child's end, and those it passes on to the child.
-sigset_t WatchedSignals() {
+// With `all`, also those a container's init may be sent (`sentry kill`); not SIGWINCH, which
+// the terminal's resize sends the child directly (it shares our process group).
+sigset_t WatchedSignals(bool all) {
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2}) {
     sigaddset(&set, sig);
   }
+  if (all) {
+    for (int sig : {SIGALRM, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU}) sigaddset(&set, sig);
+  }
   return set;
+}
+
+// fork(), or with `opts.namespaces` a clone into the Sentry's namespaces; -1 after printing
+// why.
+pid_t StartChild(const SuperviseOptions& opts) {
+  if (!opts.namespaces) {
+    pid_t child = fork();
+    if (child < 0) fprintf(stderr, "%s: fork: %s\n", opts.who, strerror(errno));
+    return child;
+  }
+  absl::StatusOr<pid_t> child = CloneIntoNamespaces(opts.new_net);
+  if (child.ok()) return *child;
+  if (opts.start_error != nullptr) {
+    *opts.start_error = std::string(child.status().message());
+    return -1;
+  }
+  fprintf(stderr, "%s: %s (--unsafe-no-confinement runs without it, for debugging only)\n",
+          opts.who, std::string(child.status().message()).c_str());
+  return -1;
 }
 
 // The host memory cgroup for `opts`, with this process in it (so that what it forks is too);
@@ -62,19 +89,21 @@ std::unique_ptr<Cgroup> JoinNewGroup(const SuperviseOptions& opts) {
   if (!joined.ok()) {
     if (opts.debug) {
       fprintf(stderr,
-              "sentry-run: no host memory cgroup (%s): the memory limit rests on the Sentry's "
+              "%s: no host memory cgroup (%s): the memory limit rests on the Sentry's "
               "accounting alone\n",
-              std::string(joined.message()).c_str());
+              opts.who, std::string(joined.message()).c_str());
     }
     return nullptr;
   }
   if (opts.debug) {
-    fprintf(stderr, "sentry-run: host memory cgroup %s, limit %s (the guest's %s + %s)\n",
+    fprintf(stderr, "%s: host memory cgroup %s, limit %s (the guest's %s + %s)\n", opts.who,
             (*made)->path().c_str(), FormatSize(opts.memory_bytes + kHostHeadroom).c_str(),
             FormatSize(opts.memory_bytes).c_str(), FormatSize(kHostHeadroom).c_str());
   }
   return std::move(*made);
 }
+
+int g_report_fd = -1;  // ReportStatus's pipe, in the child
 
 enum class Ended { kByItself, kTimeout, kMemory };
 
@@ -110,40 +139,62 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
   std::unique_ptr<Cgroup> group = JoinNewGroup(opts);
   struct termios saved_tty;
   bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tty) == 0;
-  sigset_t watched = WatchedSignals(), old_mask;
+  sigset_t watched = WatchedSignals(opts.forward_all), old_mask;
   sigprocmask(SIG_BLOCK, &watched, &old_mask);
   pid_t parent = getpid();
-  pid_t child = fork();
+  int report[2] = {-1, -1};
+  if (opts.child_status != nullptr && pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0) {
+    fprintf(stderr, "%s: pipe2: %s\n", opts.who, strerror(errno));
+    return 126;
+  }
+  pid_t child = StartChild(opts);
   if (child == 0) {
-    // Without its watcher the sandbox would outlive its timeout: it goes with it.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(137);
+    if (report[0] >= 0) close(report[0]);
+    g_report_fd = report[1];
+    // Without its watcher the sandbox would outlive its timeout: it goes with it. (In new
+    // namespaces CloneIntoNamespaces did this, and the parent's death shows otherwise.)
+    if (!opts.namespaces) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(137);
+    }
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     (void)group.release();  // the parent owns the cgroup; the child only lives in it
     return std::nullopt;
   }
   if (group) (void)group->Leave(0);  // the parent stays outside, to clean up after the child
   if (child < 0) {
-    perror("sentry-run: fork");
+    if (group) group->Destroy();
     return 126;
   }
+  for (int fd : opts.close_in_parent) close(fd);
+  if (report[1] >= 0) close(report[1]);
   int64_t deadline = opts.timeout_ms > 0 ? NowMs() + opts.timeout_ms : 0;
   int status = 0;
   Ended ended = Watch(child, watched, deadline, group.get(), status);
   if (group) group->Destroy();  // kills what is left, removes the cgroup
+  if (opts.child_status != nullptr) {
+    int reported;
+    bool got = read(report[0], &reported, sizeof(reported)) == sizeof(reported);
+    *opts.child_status = got ? reported : status;
+  }
+  if (report[0] >= 0) close(report[0]);
   // The watched signals stay blocked: this process only reports and exits now.
   if (ended != Ended::kByItself && tty) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
   if (ended == Ended::kTimeout) {
-    fprintf(stderr, "sentry-run: timeout %s reached; killed\n",
+    fprintf(stderr, "%s: timeout %s reached; killed\n", opts.who,
             FormatDuration(opts.timeout_ms).c_str());
     return kTimeoutStatus;
   }
   if (ended == Ended::kMemory) {
-    fprintf(stderr, "sentry-run: memory limit %s reached; killed\n",
+    fprintf(stderr, "%s: memory limit %s reached; killed\n", opts.who,
             FormatSize(opts.memory_bytes).c_str());
     return kMemoryStatus;
   }
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+void ReportStatus(int status) {
+  if (g_report_fd >= 0) (void)!write(g_report_fd, &status, sizeof(status));
 }
 
 std::optional<int64_t> ParseDuration(const std::string& text) {

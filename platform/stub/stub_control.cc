@@ -201,10 +201,15 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> StubAddressSpace::LearnLayout(int 
   return g_layout->stack;
 }
 
+namespace {
+int g_proc_dir = -1;  // SetProcDirForLayout
+}  // namespace
+
 absl::StatusOr<std::pair<uint64_t, uint64_t>> StubAddressSpace::ReadLayout(int pid) {
   // A plain read and a hand parse: a fresh stub has only a handful of mappings.
-  std::string path = "/proc/" + std::to_string(pid) + "/maps";
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string path = std::to_string(pid) + "/maps";
+  int fd = g_proc_dir >= 0 ? openat(g_proc_dir, path.c_str(), O_RDONLY | O_CLOEXEC)
+                           : open(("/proc/" + path).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open /proc/PID/maps of the stub");
   std::string text;
   char buf[4096];
@@ -459,7 +464,13 @@ absl::StatusOr<int> SpawnStub(int stub_fd, int channel_fd) {
   return pid;
 }
 
+void SetProcDirForLayout(int dir_fd) { g_proc_dir = dir_fd; }
+
 absl::StatusOr<int> OpenStubExecutable() {
+  static absl::Mutex mu;
+  static int opened = -1;
+  absl::MutexLock l(&mu);
+  if (opened >= 0) return opened;
   std::string stub = getenv("SENTRY_STUB") ? getenv("SENTRY_STUB") : "";
   if (stub.empty()) {
     char self[4096];
@@ -472,6 +483,7 @@ absl::StatusOr<int> OpenStubExecutable() {
   }
   int fd = open(stub.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open stub " + stub);
+  opened = fd;
   return fd;
 }
 

@@ -147,7 +147,14 @@ class StubAddressSpace final : public AddressSpace {
   std::shared_ptr<FdChannel> channel_;  // set once, before sharing; may be null
 };
 
-// Opens the sentry-stub executable next to the running binary (or $SENTRY_STUB).
+// Opens the sentry-stub executable next to the running binary (or $SENTRY_STUB), once: later
+// calls return the same fd, so that the Sentry can open it before its pivot_root into an
+// empty root (runtime-shim/namespaces.h) and start the platform after.
 absl::StatusOr<int> OpenStubExecutable();
+
+// A directory fd of a procfs that shows the Sentry's own PID namespace, or -1 (the default:
+// "/proc" by path). ReadLayout reads the stub factory's maps through it when the Sentry has
+// no /proc in its root any more; set before the platform starts, closed by the caller after.
+void SetProcDirForLayout(int dir_fd);
 
 }  // namespace sentry::platform

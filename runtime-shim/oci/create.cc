@@ -25,6 +25,7 @@
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/oci/resources.h"
 #include "runtime-shim/oci/spec.h"
+#include "runtime-shim/supervisor.h"
 #include "sentry/base/status.h"
 
 namespace sentry::oci {
@@ -35,12 +36,11 @@ namespace {
 constexpr int kReadyFd = 3;
 constexpr int kTerminalFd = 4;  // the container's end of its terminal, if it has one
 
-// Holds the guest init until `start`. The FIFO is opened for reading without blocking (so a
-// `start` that comes at once finds a reader) and polled: `start` writes one byte; a writer
-// that closes without writing (`delete` of a created container) cancels.
-absl::Status WaitForStart(const std::string& fifo) {
-  int fd = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open " + fifo);
+// Holds the guest init until `start`. The FIFO `fd` was opened for reading without blocking
+// (so a `start` that comes at once finds a reader, and before the Sentry's root became
+// empty) and is polled: `start` writes one byte; a writer that closes without writing
+// (`delete` of a created container) cancels.
+absl::Status WaitForStart(int fd) {
   (void)!write(kReadyFd, "ok", 2);
   close(kReadyFd);
   struct pollfd p = {fd, POLLIN, 0};
@@ -155,10 +155,12 @@ void UseContainerNetwork(shim::SandboxOptions& sandbox) {
     UseContainerNetwork(spec.sandbox);
     SetNetSysctls(spec);
   }
+  int fifo_fd = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fifo_fd < 0) SetupFailed("open " + fifo + ": " + strerror(errno));
   bool waiting = false;
   spec.sandbox.before_start = [&] {
     waiting = true;
-    return WaitForStart(fifo);
+    return WaitForStart(fifo_fd);
   };
   spec.sandbox.forward_signals = true;
   // exec, pause and resume reach this sandbox through its control socket.
@@ -172,9 +174,28 @@ void UseContainerNetwork(shim::SandboxOptions& sandbox) {
   // A container's terminal is process.terminal with --console-socket, never ours.
   spec.sandbox.tty = false;
   int wait_status = 0;
+  if (!spec.sandbox.unsafe_no_confinement) {
+    // The Sentry as the init of its own namespaces (runtime-shim/namespaces.h), in the
+    // container's network namespace entered above. This process (the container's PID for
+    // `state`, `kill` and `ps`) waits, passes signals on, and exits as the Sentry did.
+    std::string error;
+    std::optional<int> parent = shim::Supervise({.who = "sentry",
+                                                 .namespaces = true,
+                                                 .new_net = false,
+                                                 .forward_all = true,
+                                                 .close_in_parent = {kReadyFd, fifo_fd},
+                                                 .child_status = &wait_status,
+                                                 .start_error = &error});
+    if (parent && !error.empty()) SetupFailed(error);
+    if (parent) ExitLikeGuest(wait_status);
+  }
   spec.sandbox.wait_status = &wait_status;
   auto r = shim::RunSandbox(spec.sandbox);
-  if (r.ok()) ExitLikeGuest(wait_status);
+  if (r.ok()) {
+    // The Sentry, init of its PID namespace, cannot die of its own signal: its parent does.
+    shim::ReportStatus(wait_status);
+    ExitLikeGuest(wait_status);
+  }
   std::string msg = std::string(r.status().message());
   if (!waiting) {
     SetupFailed(msg);

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "sentry/base/host_files.h"
 
 namespace sentry::kernel {
 namespace {
@@ -16,7 +18,7 @@ constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 
 // The first number in `path` ("max" reads as unlimited), or -1 if unreadable.
 int64_t ReadNumber(const std::string& path) {
-  std::ifstream in(path);
+  std::istringstream in(ReadHostFile(path).value_or(""));
   std::string word;
   if (!(in >> word)) return -1;
   if (word == "max") return kUnlimited;
@@ -27,10 +29,9 @@ int64_t ReadNumber(const std::string& path) {
   }
 }
 
-// The headroom of the pids cgroup this process is in, over all its ancestors (each level's
-// limit applies to everything below it).
-int64_t CgroupHeadroom() {
-  std::ifstream in("/proc/self/cgroup");
+// The pids cgroup directory this process is in (v1, or else v2), or "".
+std::string PidsCgroupDir() {
+  std::istringstream in(ReadHostFile("/proc/self/cgroup").value_or(""));
   std::string line;
   std::string dir;
   while (std::getline(in, line)) {
@@ -46,22 +47,38 @@ int64_t CgroupHeadroom() {
     }
     if (controllers.empty() && dir.empty()) dir = "/sys/fs/cgroup" + path;
   }
-  int64_t headroom = kUnlimited;
+  return dir;
+}
+
+// The cgroup directories whose limits apply to this process: its own and its ancestors'.
+std::vector<std::string> PidsCgroupDirs() {
+  std::vector<std::string> dirs;
+  std::string dir = PidsCgroupDir();
   while (!dir.empty()) {
+    dirs.push_back(dir);
+    if (dir == "/sys/fs/cgroup" || dir == "/sys/fs/cgroup/pids") break;
+    dir = dir.substr(0, dir.rfind('/'));
+  }
+  return dirs;
+}
+
+// The headroom of the pids cgroup this process is in, over all its ancestors (each level's
+// limit applies to everything below it).
+int64_t CgroupHeadroom() {
+  int64_t headroom = kUnlimited;
+  for (const std::string& dir : PidsCgroupDirs()) {
     int64_t max = ReadNumber(dir + "/pids.max");
     int64_t current = ReadNumber(dir + "/pids.current");
     if (max >= 0 && max != kUnlimited && current >= 0) {
       headroom = std::min(headroom, max - current);
     }
-    if (dir == "/sys/fs/cgroup" || dir == "/sys/fs/cgroup/pids") break;
-    dir = dir.substr(0, dir.rfind('/'));
   }
   return headroom;
 }
 
 // Tasks (threads) on the host now: the 4th field of /proc/loadavg is "running/total".
 int64_t HostTasks() {
-  std::ifstream in("/proc/loadavg");
+  std::istringstream in(ReadHostFile("/proc/loadavg").value_or(""));
   std::string a, b, c, d;
   if (!(in >> a >> b >> c >> d)) return 0;
   size_t slash = d.find('/');
@@ -74,7 +91,7 @@ int64_t HostTasks() {
 }
 
 int64_t OwnTasks() {
-  std::ifstream in("/proc/self/status");
+  std::istringstream in(ReadHostFile("/proc/self/status").value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("Threads:", 0) == 0) return std::stoll(line.substr(8));
@@ -83,6 +100,15 @@ int64_t OwnTasks() {
 }
 
 }  // namespace
+
+std::vector<std::string> HostLimitFiles() {
+  std::vector<std::string> files;
+  for (const std::string& dir : PidsCgroupDirs()) {
+    files.push_back(dir + "/pids.max");
+    files.push_back(dir + "/pids.current");
+  }
+  return files;
+}
 
 int64_t DefaultTaskLimit(int host_tasks_per_task) {
   int64_t headroom = CgroupHeadroom();

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace sentry::kernel {
 
@@ -17,6 +19,10 @@ namespace sentry::kernel {
 // gofer, the fresh stubs of an execve and stubs killed but not reaped yet), and the rest is
 // divided by `host_tasks_per_task`, what one guest task costs on the platform.
 int64_t DefaultTaskLimit(int host_tasks_per_task);
+
+// The cgroup files DefaultTaskLimit reads beyond sentry::KernelHostFiles() (pids.max and
+// pids.current of each level), for sentry::PreopenHostFiles before the Sentry's pivot_root.
+std::vector<std::string> HostLimitFiles();
 
 inline constexpr int64_t kMaxGuestTasks = 32768;
 inline constexpr int64_t kReservedHostTasks = 16;

@@ -3,13 +3,13 @@
 // /proc/loadavg and sysinfo(2) agree with each other.
 #include "sentry/kernel/procfs_system.h"
 
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "netstack/ping.h"
+#include "sentry/base/host_files.h"
 #include "sentry/kernel/aio.h"
 #include "sentry/kernel/keys.h"
 #include "sentry/kernel/procfs.h"
@@ -24,12 +24,7 @@ using vfs::InodeRef;
 using vfs::SyntheticDir;
 using vfs::SyntheticFile;
 
-std::string HostText(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string HostText(const char* path) { return ReadHostFile(path).value_or(""); }
 
 // A random UUID, version 4.
 std::string NewUuid() {

@@ -4,11 +4,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "sentry/abi/linux.h"
+#include "sentry/base/host_files.h"
 
 namespace sentry::kernel {
 namespace {
@@ -23,7 +24,7 @@ SandboxCpus Capture() {
   }
   if (c.online.none()) c.online.set(0);
   // nr_cpu_ids: one past the last possible CPU.
-  std::ifstream possible("/sys/devices/system/cpu/possible");
+  std::istringstream possible(ReadHostFile("/sys/devices/system/cpu/possible").value_or(""));
   std::string list;
   int last = -1;
   if (possible >> list) {
@@ -39,7 +40,7 @@ SandboxCpus Capture() {
     c.fair_slice_ns = a.runtime;
   }
   c.sched_ext = sched_get_priority_max(kSchedExt) >= 0;
-  std::ifstream rr("/proc/sys/kernel/sched_rr_timeslice_ms");
+  std::istringstream rr(ReadHostFile("/proc/sys/kernel/sched_rr_timeslice_ms").value_or(""));
   int64_t ms;
   if (rr >> ms && ms > 0) c.rr_timeslice_ns = ms * 1'000'000;
   return c;

@@ -2,19 +2,16 @@
 
 #include <sys/sysinfo.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_format.h"
+#include "sentry/base/host_files.h"
 
 namespace sentry::kernel {
 
 HostMeminfo ReadHostMeminfo() {
   HostMeminfo m;
-  std::ifstream in("/proc/meminfo");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  m.text = ss.str();
+  m.text = ReadHostFile("/proc/meminfo").value_or("");
   std::istringstream lines(m.text);
   std::string line;
   while (std::getline(lines, line)) {

@@ -9,7 +9,12 @@
 # (the descendants named sentry-stub) are under seccomp (Seccomp: 2) with NoNewPrivs; every
 # stub has no capability (CapEff, CapPrm, CapInh, CapAmb 0, and as root an empty bounding
 # set too), an empty environment, and no fd but its fd channel (fd 0, a socket) and the file
-# last lent for a mapping (fd 1, a regular file). Then the
+# last lent for a mapping (fd 1, a regular file). The Sentry (sentry-run's child of the same
+# name) has no capability at all, an empty read-only tmpfs as its root, and with the gofer and
+# every stub user, mount, PID, IPC, UTS and network namespaces other than the host's (the
+# gofer keeps some capabilities, in a user namespace not the host's; with --net=host the
+# network namespace is the host's). kill -9 of the Sentry leaves no process of its PID
+# namespace and no host mount behind, and sentry-run exits 137. Then the
 # same run with --unsafe-no-confinement must show the Sentry with no filter (so the first
 # check can fail) and say so on stderr. Also checks `SENTRY debug syscalls-allowed`.
 # Exits 0 iff everything held.
@@ -123,20 +128,42 @@ check_stub() {
   done
 }
 
+# check_ns PID WHO [NET]: PID's user, mount, PID, IPC, UTS and (unless NET is "host") network
+# namespaces all differ from the host's (this script's). WHO names it in failures.
+check_ns() {
+  for ns in user mnt pid ipc uts net; do
+    [ "$ns" = net ] && [ "${3:-}" = host ] && continue
+    [ "$(readlink "/proc/$1/ns/$ns")" != "$(readlink "/proc/self/ns/$ns")" ] ||
+      fail "$2 ($1) is in the host's $ns namespace"
+  done
+}
+
+# The Sentry's process model (runtime-shim/namespaces.h): no capability in any namespace
+# (CapEff 0), its own namespaces, and an empty read-only tmpfs as its root.
+check_sentry() {
+  [ "$(field "$sentry_pid" Seccomp)" = 2 ] ||
+    fail "the Sentry: Seccomp $(field "$sentry_pid" Seccomp), want 2"
+  for cap in CapEff CapPrm CapInh CapAmb CapBnd; do
+    v=$(field "$sentry_pid" $cap)
+    [ "$v" = 0000000000000000 ] || fail "the Sentry: $cap $v, want 0000000000000000"
+  done
+  check_ns "$sentry_pid" "the Sentry" "${1:-}"
+  [ "$(stat -f -c %T "/proc/$sentry_pid/root/")" = tmpfs ] ||
+    fail "the Sentry's root is $(stat -f -c %T "/proc/$sentry_pid/root/"), not a tmpfs"
+  [ -z "$(ls -A "/proc/$sentry_pid/root/")" ] ||
+    fail "the Sentry's root is not empty: $(ls -A "/proc/$sentry_pid/root/" | head -n 5)"
+  # Its mount table is that one read-only mount: no host mount left below it.
+  mi=$(cat "/proc/$sentry_pid/mountinfo")
+  [ "$(echo "$mi" | wc -l)" = 1 ] && echo "$mi" | awk '$5 == "/" && $6 ~ /^ro(,|$)/ { ok = 1 } END { exit !ok }' ||
+    fail "the Sentry's mounts are not one read-only root: $(echo "$mi" | head -n 3)"
+}
+
 start_guest ""
-[ "$(field "$sentry_pid" Seccomp)" = 2 ] ||
-  fail "the Sentry: Seccomp $(field "$sentry_pid" Seccomp), want 2"
+check_sentry
 [ "$(field "$sentry_pid" NoNewPrivs)" = 1 ] || fail "the Sentry: NoNewPrivs is not set"
 # Non-dumpable: the kernel gives its /proc files to root (visible only when USER is not root).
 if [ "$run_uid" != 0 ] && [ "$(stat -c %u "/proc/$sentry_pid/environ")" != 0 ]; then
   fail "the Sentry is dumpable (its /proc/PID/environ belongs to uid $run_uid)"
-fi
-# New IPC and UTS namespaces where the Sentry may make them (root).
-if [ "$run_uid" = 0 ]; then
-  for ns in ipc uts; do
-    [ "$(readlink "/proc/$sentry_pid/ns/$ns")" != "$(readlink "/proc/self/ns/$ns")" ] ||
-      fail "the Sentry is in the host's $ns namespace"
-  done
 fi
 gofers=0
 stubs=0
@@ -145,12 +172,16 @@ for p in $(descendants "$sentry_pid"); do
     sentry-gofer)
       gofers=$((gofers + 1))
       [ "$(field "$p" Seccomp)" = 2 ] || fail "the gofer: Seccomp $(field "$p" Seccomp), want 2"
-      [ "$(readlink "/proc/$p/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] ||
-        fail "the gofer is in the host's mount namespace"
+      check_ns "$p" "the gofer"
+      # It keeps the capabilities that serve files, but only in a user namespace not the
+      # host's (check_ns): CapEff 0 is not asked of it.
+      [ "$(readlink "/proc/$p/ns/mnt")" != "$(readlink "/proc/$sentry_pid/ns/mnt")" ] ||
+        fail "the gofer shares the Sentry's mount namespace"
       ;;
     sentry-stub)
       stubs=$((stubs + 1))
       check_stub "$p"
+      check_ns "$p" "stub"
       ;;
   esac
 done
@@ -159,6 +190,37 @@ echo "checked the Sentry, $gofers gofer and $stubs stubs"
 wait "$bg_pid"
 status=$?
 [ "$status" = 0 ] || { fail "the guest exited $status"; cat "$run_base/err"; }
+
+# --- kill -9 of the Sentry leaves nothing behind ------------------------------------------
+# Every process of the sandbox is in the Sentry's PID namespace (the gofer and the stubs too):
+# none may remain once it is gone; nothing was ever mounted in the host's mount namespace; and
+# sentry-run (the parent) reports the kill.
+mounts_before=$(wc -l </proc/self/mountinfo)
+start_guest ""
+pidns=$(readlink "/proc/$sentry_pid/ns/pid")
+in_ns=$(for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$pidns" ] && echo "$p"; done | wc -l)
+[ "$in_ns" -ge 3 ] || fail "only $in_ns processes in the Sentry's PID namespace (want the Sentry, the gofer, stubs)"
+kill -KILL "$sentry_pid"
+wait "$bg_pid"
+status=$?
+[ "$status" = 137 ] || fail "sentry-run exited $status after kill -9 of the Sentry, want 137"
+left=
+for _ in $(seq 50); do
+  left=$(for p in /proc/[0-9]*; do [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$pidns" ] && echo "${p#/proc/}"; done)
+  [ -z "$left" ] && break
+  sleep 0.1
+done
+[ -z "$left" ] || fail "kill -9 of the Sentry left processes behind: $left"
+[ "$(wc -l </proc/self/mountinfo)" = "$mounts_before" ] ||
+  fail "the host's mount table changed: $mounts_before lines before, $(wc -l </proc/self/mountinfo) after"
+echo "kill -9 of the Sentry: $in_ns processes in its PID namespace before, none after"
+
+# --- --net=host: the host's network namespace, every other one the Sentry's own -----------
+start_guest --net=host
+check_sentry host
+[ "$(readlink "/proc/$sentry_pid/ns/net")" = "$(readlink /proc/self/ns/net)" ] ||
+  fail "--net=host: the Sentry is not in the host's network namespace"
+wait "$bg_pid"
 
 # --- the same with --unsafe-no-confinement: the Sentry check above can fail ---------------
 start_guest --unsafe-no-confinement

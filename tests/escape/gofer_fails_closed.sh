@@ -3,10 +3,10 @@
 #
 #   gofer_fails_closed.sh SENTRY_RUN
 #
-# Makes the gofer's first step fail: in a user namespace of our own (unshare -U -r) where no
-# further user namespace may be made (max_user_namespaces 0) and without CAP_SYS_ADMIN, the
-# gofer can neither make its mount namespace directly nor get a user namespace for it. Then
-# `SENTRY_RUN -- /bin/true` must fail (126) with the gofer's one-line reason, and with
+# Makes the first confinement step fail: in a user namespace of our own (unshare -U -r) where
+# no further user namespace may be made (max_user_namespaces 0) and without CAP_SYS_ADMIN,
+# neither the Sentry (its namespaces) nor the gofer (its mount namespace) can confine itself.
+# Then `SENTRY_RUN -- /bin/true` must fail (126) with the one-line reason, and with
 # --unsafe-no-confinement run (0) and say so. Exits 77 where unshare -U or setpriv is missing.
 set -u
 if [ $# -ne 1 ]; then
@@ -36,7 +36,10 @@ if [ "$rc" = 3 ]; then
   echo "SKIP: cannot lower max_user_namespaces in a user namespace here"
   exit 77
 fi
-if [ "$rc" != 126 ] || ! grep -q "cannot confine the gofer (unshare(CLONE_NEWUSER)" "$out"; then
+# The Sentry's own namespaces (runtime-shim/namespaces.h) are the first step that fails now;
+# the gofer's refusal is the same rule one step later.
+if [ "$rc" != 126 ] || ! grep -q -e "confinement step failed: new user, mount, PID" \
+    -e "cannot confine the gofer (unshare(CLONE_NEWUSER)" "$out"; then
   echo "FAIL: the sandbox started (or failed otherwise) with an unconfinable gofer: exit $rc"
   failures=1
 fi

@@ -17,7 +17,7 @@
 # note, where `unshare -m` is not allowed). Then runs
 #   SENTRY_RUN --platform=PLATFORM --rootfs ROOT --bind RO:/ro:ro --bind RW:/rw \
 #     -- /escape_fs guest SECRET ROOT
-# and, while it runs, writes "SENTRY_PID GOFER_PID" (sentry-run and its child sentry-gofer) to
+# and, while it runs, writes "SENTRY_PID GOFER_PID" (the Sentry and its child sentry-gofer) to
 # RW/pids for the guest, and runs `ESCAPE_FS_BIN host-swap` on RW/hrace. Afterwards checks that
 # the guest passed, the secret is unchanged and the read-only directory is unchanged (listing
 # with modes, sizes, times and link targets, and checksums). Exits 0 iff everything held.
@@ -98,20 +98,25 @@ swap_pid=$!
   -- /escape_fs guest "$secret" "$root" </dev/null &
 run_pid=$!
 
-# The gofer: the child of sentry-run named sentry-gofer.
+# The Sentry: sentry-run's child of the same name (it runs in its own namespaces), or
+# sentry-run itself (--unsafe-no-confinement). The gofer: the Sentry's child named sentry-gofer.
 gofer_pid=
+sentry_pid=$run_pid
 i=0
 while [ -z "$gofer_pid" ] && [ $i -lt 100 ] && kill -0 "$run_pid" 2>/dev/null; do
   for c in $(cat /proc/"$run_pid"/task/*/children 2>/dev/null); do
+    if [ "$(cat /proc/"$c"/comm 2>/dev/null)" = sentry-run ]; then sentry_pid=$c; fi
+  done
+  for c in $(cat /proc/"$sentry_pid"/task/*/children 2>/dev/null); do
     if [ "$(cat /proc/"$c"/comm 2>/dev/null)" = sentry-gofer ]; then gofer_pid=$c; fi
   done
   [ -n "$gofer_pid" ] || sleep 0.05
   i=$((i + 1))
 done
 if [ -n "$gofer_pid" ]; then
-  echo "$run_pid $gofer_pid" >"$rw/pids.tmp" && mv "$rw/pids.tmp" "$rw/pids"
+  echo "$sentry_pid $gofer_pid" >"$rw/pids.tmp" && mv "$rw/pids.tmp" "$rw/pids"
 else
-  echo "FAIL: found no sentry-gofer child of sentry-run $run_pid"
+  echo "FAIL: found no sentry-gofer child of the Sentry $sentry_pid (sentry-run $run_pid)"
   fail=1
 fi
 

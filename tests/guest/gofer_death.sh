@@ -5,7 +5,7 @@
 #   gofer_death.sh SENTRY_RUN
 #
 # The guest lists directories in a loop. The host kills the sandbox's gofer (the child of
-# sentry-run named sentry-gofer), then expects sentry-run to exit non-zero within the
+# the Sentry named sentry-gofer), then expects sentry-run to exit non-zero within the
 # time limit and to say that the gofer died.
 set -u
 sentry_run=$1
@@ -21,7 +21,10 @@ trap 'rm -f "$err"' EXIT
   done' </dev/null 2>"$err" &
 run=$!
 sleep 1
-gofer=$(pgrep -P "$run" -x sentry-gofer | head -n1)
+# The gofer is a child of the Sentry, sentry-run's child of the same name (in its own
+# namespaces).
+sentry=$(pgrep -P "$run" -x sentry-run | head -n1)
+gofer=$(pgrep -P "${sentry:-$run}" -x sentry-gofer | head -n1)
 if [ -z "$gofer" ]; then
   echo "FAIL: no gofer child of sentry-run $run"
   kill "$run"
