@@ -40,9 +40,7 @@ const char* ResultName(long ret, int err) {
   return name != NULL ? name : "E?";
 }
 
-void Report(const char* name, long ret, int err) {
-  printf("%s: %s\n", name, ResultName(ret, err));
-}
+void Report(const char* name, long ret, int err) { printf("%s: %s\n", name, ResultName(ret, err)); }
 
 void ReportFd(const char* name, int fd, int err) {
   Report(name, fd, err);
@@ -100,12 +98,12 @@ static void ProbeHostPid(int index, pid_t pid) {
     int err;
   } calls[9];
   int n = 0;
-#define CALL(label, expr)     \
-  do {                        \
-    errno = 0;                \
-    calls[n].ret = (expr);    \
-    calls[n].err = errno;     \
-    calls[n++].what = label;  \
+#define CALL(label, expr)    \
+  do {                       \
+    errno = 0;               \
+    calls[n].ret = (expr);   \
+    calls[n].err = errno;    \
+    calls[n++].what = label; \
   } while (0)
   CALL("kill0", kill(pid, 0));
   CALL("kill_group", kill(-pid, 0));
@@ -114,8 +112,7 @@ static void ProbeHostPid(int index, pid_t pid) {
   CALL("process_vm_readv", syscall(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0));
   CALL("pidfd_open", syscall(SYS_pidfd_open, pid, 0));
   CALL("setpriority", setpriority(PRIO_PROCESS, (id_t)pid, 19));
-  CALL("sched_getaffinity",
-       syscall(SYS_sched_getaffinity, pid, sizeof(path), path));
+  CALL("sched_getaffinity", syscall(SYS_sched_getaffinity, pid, sizeof(path), path));
   siginfo_t info;
   memset(&info, 0, sizeof(info));
   info.si_code = SI_QUEUE;
@@ -272,8 +269,7 @@ int main(int argc, char** argv) {
   } else if (argc >= 3 && strcmp(argv[1], "hostbin") == 0) {
     HostBinaries(argc, argv);
   } else {
-    fprintf(stderr,
-            "usage: %s main SECRET REVERSED_TOKEN HOST_PID... | tty | hostbin PATH...\n",
+    fprintf(stderr, "usage: %s main SECRET REVERSED_TOKEN HOST_PID... | tty | hostbin PATH...\n",
             argv[0]);
     return 2;
   }

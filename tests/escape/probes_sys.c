@@ -29,20 +29,20 @@
 
 #include "probes.h"
 
-#define PROBE(name, expr)         \
-  do {                            \
-    errno = 0;                    \
-    long r_ = (long)(expr);       \
-    Report((name), r_, errno);    \
+#define PROBE(name, expr)      \
+  do {                         \
+    errno = 0;                 \
+    long r_ = (long)(expr);    \
+    Report((name), r_, errno); \
   } while (0)
 
 // A call that must fail everywhere: it would change or read the host kernel.
-#define REFUSED(name, expr)                                      \
-  do {                                                           \
-    errno = 0;                                                   \
-    long r_ = (long)(expr);                                      \
-    Report((name), r_, errno);                                   \
-    Must(r_ < 0, name " is refused");                            \
+#define REFUSED(name, expr)           \
+  do {                                \
+    errno = 0;                        \
+    long r_ = (long)(expr);           \
+    Report((name), r_, errno);        \
+    Must(r_ < 0, name " is refused"); \
   } while (0)
 
 static int Contains(const char* buf, size_t n, const char* token) {
@@ -188,15 +188,15 @@ void ProbeKernelInterfaces(void) {
   Must(fd < 0, "open_by_handle_at with a crafted handle is refused");
   if (root >= 0) close(root);
 
-  PROBE("keyctl.user_keyring", syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID,
-                                       KEY_SPEC_USER_KEYRING, 0));
+  PROBE("keyctl.user_keyring",
+        syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0));
   // The sandbox's own UTS namespace: the wrapper checks the host's name did not change.
   PROBE("sethostname", sethostname("sentry-probe", 12));
 }
 
 void ProbeDevices(void) {
-  static const char* const kDevices[] = {"/dev/mem", "/dev/kmem", "/dev/port", "/dev/kmsg",
-                                         "/proc/kcore", "/dev/sda", "/dev/vda", "/dev/nvme0n1"};
+  static const char* const kDevices[] = {"/dev/mem",    "/dev/kmem", "/dev/port", "/dev/kmsg",
+                                         "/proc/kcore", "/dev/sda",  "/dev/vda",  "/dev/nvme0n1"};
   for (size_t i = 0; i < sizeof(kDevices) / sizeof(kDevices[0]); i++) {
     char name[64], what[128];
     snprintf(name, sizeof(name), "open%s", kDevices[i]);
@@ -245,8 +245,8 @@ void ProbeNetwork(void) {
   char names[256] = "";
   struct if_nameindex* ifs = if_nameindex();
   for (struct if_nameindex* i = ifs; i != NULL && i->if_index != 0; i++) {
-    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-             names[0] != 0 ? "," : "", i->if_name);
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] != 0 ? "," : "",
+             i->if_name);
   }
   if (ifs != NULL) if_freenameindex(ifs);
   printf("interfaces: %s\n", names[0] != 0 ? names : "none");
@@ -276,8 +276,8 @@ static int CountNumeric(const char* dir, const char* must_be_in) {
     if (must_be_in != NULL) {
       char path[300], what[400];
       snprintf(path, sizeof(path), "%s/%s", must_be_in, e->d_name);
-      snprintf(what, sizeof(what), "%s/%s names a process that %s does not show", dir,
-               e->d_name, must_be_in);
+      snprintf(what, sizeof(what), "%s/%s names a process that %s does not show", dir, e->d_name,
+               must_be_in);
       Must(access(path, F_OK) == 0, what);
     }
   }
@@ -349,9 +349,9 @@ static void ChrootEscape(const char* secret) {
   }
   PROBE("chroot.climb", chroot("."));
   stat("/", &after);
-  printf("chroot.climb_root: %s\n",
-         before.st_dev == after.st_dev && before.st_ino == after.st_ino ? "the original"
-                                                                        : "another");
+  printf("chroot.climb_root: %s\n", before.st_dev == after.st_dev && before.st_ino == after.st_ino
+                                        ? "the original"
+                                        : "another");
   Must(access(secret, F_OK) != 0, "the secret after a chroot climb");
 }
 
