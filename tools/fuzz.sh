@@ -17,6 +17,7 @@ fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$here/build}
 seed=$1
+first=$1
 case $2 in
   *h) total=$((${2%h} * 3600)) ;;
   *m) total=$((${2%m} * 60)) ;;
@@ -43,4 +44,4 @@ while [ "$(date +%s)" -lt "$end" ]; do
     seed=$((seed + 1))
   done
 done
-echo "tools/fuzz.sh: $rounds rounds passed (seeds $1 to $((seed - 1)))"
+echo "tools/fuzz.sh: $rounds rounds passed (seeds $first to $((seed - 1)))"
