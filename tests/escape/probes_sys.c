@@ -90,6 +90,14 @@ static int MemoryHas(int pid, const char* token) {
 // The Sentry's environment holds the token: no /proc file and no memory the guest can read may
 // show it. Our own memory holds it (we were told it), so only our environ is read.
 void ProbeProcMemory(const char* token) {
+  // PID 1: the probe itself in a container, the Sentry's init in the sandbox.
+  errno = 0;
+  int fd = open("/proc/1/mem", O_RDONLY);
+  ReportFd("proc_1_mem.open", fd, errno);
+  fd = open("/proc/1/environ", O_RDONLY);
+  static char env[4096];
+  printf("proc_1_environ.bytes: %d\n", fd >= 0 ? (int)read(fd, env, sizeof(env)) : -1);
+  if (fd >= 0) close(fd);
   int found = FileHas("/proc/self/environ", token);
   DIR* d = opendir("/proc");
   for (struct dirent* e; d != NULL && (e = readdir(d)) != NULL;) {
