@@ -217,6 +217,21 @@ void ProbeDevices(void) {
     snprintf(what, sizeof(what), "%s cannot be opened", kDevices[i]);
     Must(fd < 0, what);
   }
+  // Host kernel knobs, opened for writing only (never written: in the reference container,
+  // which masks nothing, the open may succeed).
+  static const char* const kKnobs[] = {"/proc/sysrq-trigger", "/proc/sys/kernel/core_pattern",
+                                       "/proc/sys/kernel/modprobe", "/proc/sys/vm/drop_caches",
+                                       "/proc/sys/kernel/hostname"};
+  for (size_t i = 0; i < sizeof(kKnobs) / sizeof(kKnobs[0]); i++) {
+    char name[64];
+    snprintf(name, sizeof(name), "write%s", kKnobs[i]);
+    for (char* c = name + 5; *c != 0; c++) {
+      if (*c == '/') *c = '_';
+    }
+    errno = 0;
+    int fd = open(kKnobs[i], O_WRONLY);
+    ReportFd(name, fd, errno);
+  }
   // A device node made in the sandbox's own files must not reach the host's device.
   const dev_t devs[] = {makedev(1, 1), makedev(1, 11), makedev(8, 0)};
   const char* names[] = {"mknod.mem", "mknod.kmsg", "mknod.sda"};
