@@ -290,6 +290,12 @@ TEST(rt_sigqueueinfo_rules) {
   CHECK_ERRNO(syscall(SYS_rt_sigqueueinfo, pid, SIGUSR1, &info), EPERM);
   info.si_code = SI_KERNEL;
   CHECK_ERRNO(syscall(SYS_rt_sigqueueinfo, pid, SIGUSR1, &info), EPERM);
+  // Signal 0 probes, as kill(pid, 0) does: the child exists, a made-up pid does not.
+  info.si_code = SI_QUEUE;
+  CHECK_OK(syscall(SYS_rt_sigqueueinfo, pid, 0, &info));
+  CHECK_OK(syscall(SYS_rt_tgsigqueueinfo, pid, pid, 0, &info));
+  CHECK_ERRNO(syscall(SYS_rt_sigqueueinfo, 0x3ffffff0, 0, &info), ESRCH);
+  CHECK_ERRNO(syscall(SYS_rt_sigqueueinfo, pid, -1, &info), EINVAL);
   CHECK_OK(kill(pid, SIGKILL));
   CHECK_KILLED(pid, SIGKILL);
 }

@@ -222,7 +222,8 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
   abi::SigInfo info = SENTRY_TRY(t.CopyIn<abi::SigInfo>(uinfo));
   // Only the kernel may claim SI_USER/SI_KERNEL for another process.
   if ((info.code >= 0 || info.code == abi::kSI_TKILL) && pid != t.tg().tgid) return Errno(EPERM);
-  if (sig < 1 || sig > abi::kNumSignals) return Errno(EINVAL);
+  // Signal 0, as for kill, only checks that the target exists and may be signalled.
+  if (sig < 0 || sig > abi::kNumSignals) return Errno(EINVAL);
   info.signo = sig;
   info.pad0 = 0;
   kernel::Kernel& k = t.kernel();
@@ -230,6 +231,7 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
   kernel::ThreadGroup* g = k.GroupByTgid(pid);
   if (g == nullptr || g->zombie) return Errno(ESRCH);
   if (!MaySignal(t, *g, sig)) return Errno(EPERM);
+  if (sig == 0) return 0;
   k.SendGroupSignal(*g, info);
   return 0;
 }
@@ -237,7 +239,7 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
 Result<uint64_t> SysRtTgsigqueueinfo(Task& t, int tgid, int tid, int sig, GuestAddr uinfo) {
   abi::SigInfo info = SENTRY_TRY(t.CopyIn<abi::SigInfo>(uinfo));
   if ((info.code >= 0 || info.code == abi::kSI_TKILL) && tgid != t.tg().tgid) return Errno(EPERM);
-  if (sig < 1 || sig > abi::kNumSignals) return Errno(EINVAL);
+  if (sig < 0 || sig > abi::kNumSignals) return Errno(EINVAL);  // ThreadKill checks signal 0
   info.signo = sig;
   info.pad0 = 0;
   return ThreadKill(t, tgid, tid, info);

@@ -2,8 +2,10 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -14,13 +16,67 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "platform/stub/stub_factory.h"
 #include "sentry/base/logging.h"
 #include "sentry/base/status.h"
 
 namespace sentry::platform {
+namespace {
+
+// Stub deaths a blocked task must learn of (OnHostDeath). The Sentry thread that traces a stub
+// sees its death only in waitpid, on its way back to the guest: a task blocked in the kernel
+// (nanosleep, a pipe read) would live on long after its stub was SIGKILLed on the host. A
+// watcher thread polls the stubs' pidfds and calls back those of the dead, once, with
+// g_watch_mu held, so that a context that clears its callback waits for a call in progress.
+struct DeathWatch {
+  int pidfd;
+  std::function<void()> fn;
+};
+absl::Mutex g_watch_mu(absl::kConstInit);
+int g_watch_wake = -1;  // an eventfd: the set of watches changed
+std::map<const PtraceContext*, DeathWatch>& Watches() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_watch_mu) {
+  static auto* watches = new std::map<const PtraceContext*, DeathWatch>();
+  return *watches;
+}
+
+// Calls back the watches whose stub is dead now (a poll result may be stale: its pidfd may
+// have been closed and its number reused while the watcher slept).
+void CallBackDead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_watch_mu) {
+  for (auto it = Watches().begin(); it != Watches().end();) {
+    struct pollfd p = {it->second.pidfd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN)) {
+      ++it;
+      continue;
+    }
+    close(it->second.pidfd);
+    std::function<void()> fn = std::move(it->second.fn);
+    it = Watches().erase(it);
+    fn();
+  }
+}
+
+void WatchDeaths() {
+  for (;;) {
+    std::vector<struct pollfd> fds;
+    {
+      absl::MutexLock l(&g_watch_mu);
+      fds.push_back({g_watch_wake, POLLIN, 0});
+      for (auto& [ctx, watch] : Watches()) fds.push_back({watch.pidfd, POLLIN, 0});
+    }
+    if (poll(fds.data(), fds.size(), -1) <= 0) continue;
+    uint64_t n;
+    if (fds[0].revents & POLLIN) (void)!read(g_watch_wake, &n, sizeof(n));
+    absl::MutexLock l(&g_watch_mu);
+    CallBackDead();
+  }
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Context.
@@ -132,7 +188,28 @@ Result<int> PtraceContext::ForkAddressSpace() {
   return pid;
 }
 
+void PtraceContext::OnHostDeath(std::function<void()> fn) {
+  absl::MutexLock l(&g_watch_mu);
+  if (auto it = Watches().find(this); it != Watches().end()) {
+    close(it->second.pidfd);
+    Watches().erase(it);
+  }
+  if (fn && !dead_ && tid_ > 0) {
+    if (g_watch_wake < 0) {
+      g_watch_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+      if (g_watch_wake < 0) return;  // cannot tell: the death shows at the next Switch
+      std::thread(WatchDeaths).detach();
+    }
+    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, tid_, 0));
+    if (pidfd < 0) return;
+    Watches()[this] = DeathWatch{pidfd, std::move(fn)};
+  }
+  uint64_t one = 1;
+  if (g_watch_wake >= 0) (void)!write(g_watch_wake, &one, sizeof(one));
+}
+
 void PtraceContext::Kill() {
+  OnHostDeath(nullptr);  // the deaths from here on are ours
   if (tid_ <= 0) return;
   as_->RemoveMember(tid_);
   if (!dead_) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,7 @@ class PtraceContext final : public Context, public StubInjector {
   Result<int> ForkAddressSpace() override;
   std::shared_ptr<AddressSpace> address_space() override;
   void Kill() override;
+  void OnHostDeath(std::function<void()> fn) override;
   Result<void> HostRseq(uint64_t area, uint32_t len, int flags, uint32_t sig) override;
   int host_tid() const override { return tid_; }
 

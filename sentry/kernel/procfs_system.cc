@@ -130,8 +130,21 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
       return (host ? u.hostname : u.domainname) + "\n";
     };
   };
-  kernel->Add("hostname", File(uts(true)));
-  kernel->Add("domainname", File(uts(false)));
+  // Written as Linux's proc_do_uts_string: the bytes before the first newline or NUL, at
+  // most 64, become the writer's UTS namespace's name; the mode (0644, root's) decides who.
+  auto set_uts = [&k = k_](bool host) {
+    return [&k, host](const std::string& text) -> Result<void> {
+      Task* t = Task::Current();
+      if (t == nullptr) return Errno(EPERM);
+      std::string v = text.substr(0, std::min(text.find_first_of(std::string("\n\0", 2)), 64ul));
+      absl::MutexLock l(&k.mu());
+      UtsNamespace& u = *t->ns().uts;
+      (host ? u.hostname : u.domainname) = v;
+      return Ok();
+    };
+  };
+  kernel->Add("hostname", std::make_shared<SyntheticFile>(sb_, 0644, uts(true), set_uts(true)));
+  kernel->Add("domainname", std::make_shared<SyntheticFile>(sb_, 0644, uts(false), set_uts(false)));
   kernel->Add("osrelease", Text(OsRelease() + "\n"));
   kernel->Add("ostype", Text("Linux\n"));
   kernel->Add("version", Text("#1 SMP sentry\n"));

@@ -2,7 +2,11 @@
 // the process still works afterwards. Under the sandbox it checks that no guest syscall can crash,
 // hang or corrupt the Sentry; natively it must run to completion and be harmless.
 //
-//   syscall_fuzz [-s SEED] [-n COUNT] [-t TIMEOUT_SECONDS] [-v]
+//   syscall_fuzz [-s SEED] [-n COUNT] [-d SECONDS] [-c] [-t TIMEOUT_SECONDS] [-v]
+//
+// -d fuzzes for SECONDS instead of COUNT calls. -c adds churn beside the fuzz loop (threads,
+// signals during syscalls, fds passed to and from another process with SCM_RIGHTS, mmap churn
+// with its contents checked: syscall_fuzz_churn.c).
 //
 // Prints `done COUNT syscalls` and `sane`, then `syscall_fuzz: child exited with status 0`, and
 // exits 0. The fuzzing runs in a forked child so that a crash or hang of it is reported clearly
@@ -65,6 +69,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "syscall_fuzz_churn.h"
+
 #if !defined(__x86_64__)
 #error "the syscall table below is x86-64's"
 #endif
@@ -100,6 +106,8 @@ static uint64_t heap_top;         // brk at start
 static pid_t self_pid;
 static int saved_stdout = -1;
 static int verbose;
+static int churn;          // -c
+static unsigned duration;  // -d, seconds; 0: run COUNT calls
 
 enum {
   P_DEVNULL_R,
@@ -1318,8 +1326,21 @@ static void BuildTemplate(void) {
 
 // ---- fd bookkeeping ----
 
+// Drops fd from the junk list, so that evicting it later cannot close whatever reused the
+// number (syscall_fuzz -c's threads receive fds at the lowest free numbers).
+static void ForgetFd(int fd) {
+  for (int i = 0; i < junk_count; i++) {
+    if (junk[i] != fd) continue;
+    junk[i] = junk[--junk_count];
+    if (junk_next >= junk_count) junk_next = 0;
+    return;
+  }
+}
+
 static void TrackFd(long fd) {
   if (fd < 3 || fd > (1 << 20) || fd == saved_stdout || InPool((int)fd)) return;
+  for (int i = 0; i < junk_count; i++)
+    if (junk[i] == fd) return;  // dup2/dup3 onto a junk fd returns it again
   // A fuzzed close or dup2 cannot reach pool fds, so any fd the fuzzer can name is either in
   // the pool (made non-blocking at start) or here: make it non-blocking too.
   long fl = syscall(SYS_fcntl, fd, F_GETFL);
@@ -1336,6 +1357,7 @@ static void TrackFd(long fd) {
 static void AfterCall(int nr, const uint64_t a[6], long ret) {
   const struct Entry* e = &table[nr];
   if (ret < 0) return;
+  if (nr == 3) ForgetFd((int)a[0]);  // closed: the number may be reused by someone else
   if ((e->flags & F_RETFD) || (nr == 72 && (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC)))
     TrackFd(ret);
   uint64_t out = (e->flags & F_PAIR0) ? a[0] : (e->flags & F_PAIR3) ? a[3] : 0;
@@ -1481,8 +1503,17 @@ static int RunChild(uint64_t seed, long count, pid_t parent) {
   SetUpMemory();
   BuildTemplate();
   long ok = 0, enosys = 0, failed = 0;
+  if (churn && ChurnStart(seed, saved_stdout) != 0) Die("starting the churn");
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  time_t deadline = now.tv_sec + (time_t)duration;
   progress->in_fuzz_loop = 1;
-  for (long i = 0; i < count; i++) {
+  long i;
+  for (i = 0; duration > 0 || i < count; i++) {
+    if (duration > 0 && (i & 255) == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (now.tv_sec >= deadline) break;
+    }
     int nr;
     do nr = (int)Below(kMaxNr + 1);
     while (table[nr].name == NULL || ((table[nr].flags & F_RAW) && Percent(70)));
@@ -1507,11 +1538,15 @@ static int RunChild(uint64_t seed, long count, pid_t parent) {
     AfterCall(nr, a, ret);
   }
   progress->in_fuzz_loop = 0;
-  char buf[160];
+  char buf[256];
+  if (churn) {
+    ChurnStop(buf, sizeof(buf));
+    Out(saved_stdout, buf);
+  }
   snprintf(buf, sizeof(buf), "stats: %ld succeeded, %ld ENOSYS, %ld other errors\n", ok, enosys,
            failed);
   Out(saved_stdout, buf);
-  snprintf(buf, sizeof(buf), "done %ld syscalls\n", count);
+  snprintf(buf, sizeof(buf), "done %ld syscalls\n", i);
   Out(saved_stdout, buf);
   if (!Sane(parent)) {
     Out(saved_stdout, "NOT SANE after fuzzing\n");
@@ -1530,7 +1565,8 @@ static void OnAlarm(int sig) {
 }
 
 static void Usage(const char* argv0) {
-  fprintf(stderr, "usage: %s [-s SEED] [-n COUNT] [-t TIMEOUT_SECONDS] [-v]\n", argv0);
+  fprintf(stderr, "usage: %s [-s SEED] [-n COUNT] [-d SECONDS] [-c] [-t TIMEOUT_SECONDS] [-v]\n",
+          argv0);
   exit(2);
 }
 
@@ -1552,12 +1588,14 @@ int main(int argc, char** argv) {
   long count = 100000;
   unsigned timeout = 240;
   int opt;
-  while ((opt = getopt(argc, argv, "s:n:t:v")) != -1) {
+  while ((opt = getopt(argc, argv, "s:n:d:ct:v")) != -1) {
     switch (opt) {
       case 's': seed = strtoull(optarg, NULL, 0); break;
       case 'n': count = strtol(optarg, NULL, 0); break;
       case 't': timeout = (unsigned)strtoul(optarg, NULL, 0); break;
       case 'v': verbose = 1; break;
+      case 'c': churn = 1; break;
+      case 'd': duration = (unsigned)strtoul(optarg, NULL, 0); break;
       default: Usage(argv[0]);
     }
   }
@@ -1570,7 +1608,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   progress->nr = -1;
-  printf("syscall_fuzz: seed %llu, %ld syscalls\n", (unsigned long long)seed, count);
+  if (duration > 0) {
+    printf("syscall_fuzz: seed %llu, %u s%s\n", (unsigned long long)seed, duration,
+           churn ? ", with churn" : "");
+  } else {
+    printf("syscall_fuzz: seed %llu, %ld syscalls%s\n", (unsigned long long)seed, count,
+           churn ? ", with churn" : "");
+  }
   fflush(stdout);
   pid_t parent = getpid();
   pid_t child = fork();
