@@ -90,7 +90,7 @@ Result<uint64_t> SysUnshare(Task& t, uint64_t flags) {
     return Errno(EINVAL);
   }
   if (flags & CLONE_NEWIPC) flags |= CLONE_SYSVSEM;
-  // User, PID and network namespaces: EINVAL, as a kernel built without them.
+  // User and PID namespaces: EINVAL, as a kernel built without them.
   if (flags & kernel::kAllNsFlags & ~kernel::kSupportedNsFlags) return Errno(EINVAL);
   std::shared_ptr<kernel::FsContext> fs;
   if ((flags & CLONE_FS) && t.fs_.use_count() > 1) {
@@ -130,7 +130,7 @@ Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
         one->ipc = std::static_pointer_cast<kernel::IpcHandle>(nsf->ns());
         break;
       case CLONE_NEWNET:
-        one->net = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
+        one->net = std::static_pointer_cast<kernel::NetNamespace>(nsf->ns());
         break;
       case CLONE_NEWPID:
         one->pid = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());

@@ -1,5 +1,6 @@
 #include "sentry/kernel/namespaces.h"
 
+#include "netstack/stack.h"
 #include "sentry/kernel/ipc.h"
 #include "sentry/kernel/kernel.h"
 #include "vfs/nsfs.h"
@@ -24,13 +25,17 @@ std::shared_ptr<NsIdentity> Identity(uint64_t ino) {
 
 }  // namespace
 
-std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc) {
+std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc,
+                                              netstack::Stack& net) {
   auto ns = std::make_shared<Namespaces>();
   ns->mnt = vfs.InitialNamespace();
   ns->uts = std::make_shared<UtsNamespace>();
   ns->uts->ino = kInitUtsIno;
   ns->ipc = std::make_shared<IpcHandle>(IpcHandle{kInitIpcIno, ipc});
-  ns->net = Identity(vfs::NewNsInode());
+  // The kernel owns its stack; the namespace (and the sockets, through weak_from_this)
+  // refer to it without owning it.
+  ns->net = std::make_shared<NetNamespace>(
+      NetNamespace{vfs::NewNsInode(), std::shared_ptr<netstack::Stack>(&net, [](auto*) {})});
   ns->pid = Identity(kInitPidIno);
   ns->cgroup = Identity(kInitCgroupIno);
   ns->time = Identity(kInitTimeIno);
@@ -53,6 +58,10 @@ NamespacesRef CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags, 
   if (flags & CLONE_NEWIPC) {
     // Never freed: see IpcHandle.
     ns->ipc = std::make_shared<IpcHandle>(IpcHandle{vfs::NewNsInode(), new IpcNamespace()});
+  }
+  if (flags & CLONE_NEWNET) {
+    ns->net = std::make_shared<NetNamespace>(
+        NetNamespace{vfs::NewNsInode(), netstack::Stack::NewNamespace(*from.net->stack)});
   }
   if (flags & CLONE_NEWCGROUP) ns->cgroup = Identity(vfs::NewNsInode());
   if (flags & CLONE_NEWTIME) ns->time = Identity(vfs::NewNsInode());

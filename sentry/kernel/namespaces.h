@@ -1,6 +1,7 @@
 // The namespaces a task is in, other than its user namespace (Linux's nsproxy): mount, UTS,
-// IPC, and the kinds this kernel keeps no separate state for yet (network, PID, cgroup,
-// time), which exist as identities only, so that /proc/PID/ns and setns see them.
+// IPC, network (a netstack::Stack each), and the kinds this kernel keeps no separate state
+// for yet (PID, cgroup, time), which exist as identities only, so that /proc/PID/ns and
+// setns see them.
 //
 // A task's Namespaces is shared and never changed in place: unshare, setns and clone with
 // CLONE_NEW* give the task a new one. Task::ns_ is written by the task's own thread under
@@ -16,6 +17,10 @@
 #include "sentry/base/errno.h"
 #include "vfs/file.h"
 #include "vfs/vfs.h"
+
+namespace sentry::netstack {
+class Stack;
+}
 
 namespace sentry::kernel {
 
@@ -39,6 +44,13 @@ struct IpcHandle {
   IpcNamespace* ipc = nullptr;
 };
 
+// A network namespace: its own stack (lo, loopback ports, abstract AF_UNIX names). Sockets
+// keep their stack alive on their own, so the namespace may go before them.
+struct NetNamespace {
+  uint64_t ino = 0;
+  std::shared_ptr<netstack::Stack> stack;
+};
+
 // A namespace with no state of its own here: its identity (nsfs inode number) only.
 struct NsIdentity {
   uint64_t ino = 0;
@@ -48,7 +60,7 @@ struct Namespaces {
   vfs::MountNsRef mnt;
   std::shared_ptr<UtsNamespace> uts;
   std::shared_ptr<IpcHandle> ipc;
-  std::shared_ptr<NsIdentity> net;
+  std::shared_ptr<NetNamespace> net;
   std::shared_ptr<NsIdentity> pid;
   std::shared_ptr<NsIdentity> cgroup;
   std::shared_ptr<NsIdentity> time;  // time_for_children: the task's own stays with the process
@@ -56,20 +68,22 @@ struct Namespaces {
 };
 using NamespacesRef = std::shared_ptr<const Namespaces>;
 
-// The sandbox's first namespaces; `ipc` is the kernel's initial IPC namespace.
-std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc);
+// The sandbox's first namespaces; `ipc` is the kernel's initial IPC namespace and `net` its
+// network stack (which lives as long as the kernel).
+std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc,
+                                              netstack::Stack& net);
 
 // The CLONE_NEW* flags this kernel can make a namespace for.
 inline constexpr uint64_t kSupportedNsFlags =
-    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWTIME;
+    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWTIME | CLONE_NEWNET;
 // Every CLONE_NEW* flag.
-inline constexpr uint64_t kAllNsFlags =
-    kSupportedNsFlags | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
+inline constexpr uint64_t kAllNsFlags = kSupportedNsFlags | CLONE_NEWUSER | CLONE_NEWPID;
 
 // A copy of `from` with a new namespace of each kind in `flags` (CLONE_NEW*; the caller
 // checked them and the privilege). A new mount namespace copies the old one's mounts, and the
 // root and working directory in `root`/`cwd` move to the copies of their mounts. A new UTS
-// namespace starts with the old names. Preconditions: Kernel::mu_ not held.
+// namespace starts with the old names; a new network namespace has only lo, down.
+// Preconditions: Kernel::mu_ not held.
 NamespacesRef CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags, vfs::Path* root,
                              vfs::Path* cwd);
 
