@@ -204,6 +204,37 @@ int NetlinkSocket::SetLink(const uint8_t* msg, size_t len, bool net_admin) {
   return r.ok() ? 0 : r.error().code();
 }
 
+int NetlinkSocket::AddLoopbackAddress(const uint8_t* msg, size_t len, bool net_admin) {
+  struct ifaddrmsg ifa;
+  if (len < NLMSG_LENGTH(sizeof(ifa))) return EINVAL;
+  std::memcpy(&ifa, msg + NLMSG_HDRLEN, sizeof(ifa));
+  if (ifa.ifa_index != kLoIndex) return ENODEV;
+  if (!net_admin) return EPERM;
+  bool v4 = ifa.ifa_family == AF_INET;
+  if ((!v4 && ifa.ifa_family != AF_INET6) || ifa.ifa_prefixlen != (v4 ? 8 : 128)) {
+    return EOPNOTSUPP;
+  }
+  // Every IFA_LOCAL / IFA_ADDRESS must be lo's own address.
+  size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifa));
+  while (off + sizeof(struct rtattr) <= len) {
+    struct rtattr a;
+    std::memcpy(&a, msg + off, sizeof(a));
+    if (a.rta_len < sizeof(a) || a.rta_len > len - off) break;
+    if (a.rta_type == IFA_LOCAL || a.rta_type == IFA_ADDRESS) {
+      const uint8_t* data = msg + off + RTA_LENGTH(0);
+      size_t n = a.rta_len - RTA_LENGTH(0);
+      uint32_t lo4 = htonl(INADDR_LOOPBACK);
+      struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+      bool ok = v4 ? n == 4 && std::memcmp(data, &lo4, 4) == 0
+                   : n == 16 && std::memcmp(data, &lo6, 16) == 0;
+      if (!ok) return EOPNOTSUPP;
+    }
+    off += RTA_ALIGN(a.rta_len);
+  }
+  Result<void> r = stack_.AddLoopbackV4();
+  return r.ok() ? 0 : r.error().code();
+}
+
 void NetlinkSocket::Answer(const uint8_t* msg, size_t len, bool net_admin,
                            std::vector<uint8_t>& out) {
   struct nlmsghdr h;
@@ -260,8 +291,12 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, bool net_admin,
       }
       if (int err = SetLink(msg, len, net_admin)) return Error(w, err, h, port);
       break;
-    case RTM_DELLINK:
     case RTM_NEWADDR:
+      // Giving lo its own 127.0.0.1/8 or ::1/128 again (bwrap does so before bringing it up)
+      // is accepted in a namespace's own stack; other addresses are not offered.
+      if (int err = AddLoopbackAddress(msg, len, net_admin)) return Error(w, err, h, port);
+      break;
+    case RTM_DELLINK:
     case RTM_DELADDR:
     case RTM_NEWROUTE:
     case RTM_DELROUTE:

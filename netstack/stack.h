@@ -88,6 +88,12 @@ class Stack : public std::enable_shared_from_this<Stack> {
   bool loopback_v4_assigned() const { return lo_v4_.load(std::memory_order_acquire); }
   // Sets lo up or down: EPERM on the sandbox's first stack (see the constructor).
   Result<void> SetLoopbackUp(bool up);
+  // Assigns 127.0.0.1 to lo (RTM_NEWADDR of lo's own address): EPERM on the first stack.
+  Result<void> AddLoopbackV4() {
+    if (!configurable_) return Errno(EPERM);
+    lo_v4_.store(true, std::memory_order_release);
+    return Ok();
+  }
   // net.ipv4.ping_group_range: who may make ping sockets.
   std::pair<uint32_t, uint32_t> PingGroupRange() const;
   bool InPingGroupRange(uint32_t gid) const;

@@ -56,7 +56,7 @@ Caller::Caller(Task& t) : netstack::Caller{t, {}, {}} {
   const kernel::Credentials& c = t.tg().creds;
   cred = {t.tg().tgid, c.euid, c.egid};
   real = {t.tg().tgid, c.ruid, c.rgid};
-  net_admin = c.HasCapability(CAP_NET_ADMIN);
+  net_admin = c.CapableIn(t.ns().net->owner.get(), CAP_NET_ADMIN);
 }
 
 netstack::Stack& NetStack(Task& t) { return *t.ns().net->stack; }
