@@ -292,6 +292,9 @@ Result<InetAddr> InetSocket::Route(const InetAddr& dst, bool* external) {
   if (!d.IsLoopback()) {
     if (stack_.mode() != NetMode::kHost) return Errno(ENETUNREACH);
     *external = true;
+  } else if (!stack_.loopback_up()) {
+    // A namespace whose lo is down has no route to 127/8, and no address ::1 to send from.
+    return Errno(d.IsV4() ? ENETUNREACH : EADDRNOTAVAIL);
   }
   return d;
 }
@@ -349,6 +352,9 @@ Result<void> InetSocket::AutobindLocked(const InetAddr& toward) {
 Result<void> InetSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
   InetAddr a = SENTRY_TRY(ParseAddr(addr, true));
   if (!a.IsAny() && !a.IsLoopback()) return Errno(EADDRNOTAVAIL);
+  // With lo down, IPv4 still binds 127/8 (Linux's loopback routes stay in the local table)
+  // but ::1 is not assigned.
+  if (!a.IsV4() && a.IsLoopback() && !stack_.loopback_up()) return Errno(EADDRNOTAVAIL);
   absl::MutexLock l(&smu_);
   if (bound_ || state_ != State::kClosed) return Errno(EINVAL);
   if (family_ == AF_INET6 && a.IsV4() && v6only_) return Errno(EADDRNOTAVAIL);

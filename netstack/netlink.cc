@@ -9,13 +9,16 @@
 #include <netinet/in.h>
 
 #include <cstring>
+#include <string>
+
+#include "netstack/stack.h"
 
 namespace sentry::netstack {
 
 namespace {
 
 constexpr int kLoIndex = 1;
-constexpr uint32_t kLoFlags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING | IFF_LOWER_UP;
+constexpr uint32_t kLoUpFlags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING | IFF_LOWER_UP;
 
 // Builds netlink messages into a byte vector, NLMSG_ALIGN'ed as the kernel lays them out.
 class MsgWriter {
@@ -58,17 +61,19 @@ class MsgWriter {
   size_t start_ = 0;
 };
 
-void LinkMessage(MsgWriter& w, uint16_t flags, uint32_t seq, uint32_t port) {
+// lo as RTM_NEWLINK describes it; down (a new namespace's) it has no queueing discipline
+// and its operational state is "down", as Linux shows it.
+void LinkMessage(MsgWriter& w, bool up, uint16_t flags, uint32_t seq, uint32_t port) {
   w.Begin(RTM_NEWLINK, flags, seq, port);
   struct ifinfomsg ifi {};
   ifi.ifi_family = AF_UNSPEC;
   ifi.ifi_type = ARPHRD_LOOPBACK;
   ifi.ifi_index = kLoIndex;
-  ifi.ifi_flags = kLoFlags;
+  ifi.ifi_flags = up ? kLoUpFlags : IFF_LOOPBACK;
   w.Put(&ifi, sizeof(ifi));
   w.AttrStr(IFLA_IFNAME, "lo");
   w.AttrU32(IFLA_TXQLEN, 1000);
-  uint8_t operstate = IF_OPER_UNKNOWN, linkmode = 0;
+  uint8_t operstate = up ? uint8_t{IF_OPER_UNKNOWN} : uint8_t{IF_OPER_DOWN}, linkmode = 0;
   w.Attr(IFLA_OPERSTATE, &operstate, 1);
   w.Attr(IFLA_LINKMODE, &linkmode, 1);
   w.AttrU32(IFLA_MTU, 65536);
@@ -76,7 +81,7 @@ void LinkMessage(MsgWriter& w, uint16_t flags, uint32_t seq, uint32_t port) {
   w.AttrU32(IFLA_PROMISCUITY, 0);
   w.AttrU32(IFLA_NUM_TX_QUEUES, 1);
   w.AttrU32(IFLA_NUM_RX_QUEUES, 1);
-  w.AttrStr(IFLA_QDISC, "noqueue");
+  w.AttrStr(IFLA_QDISC, up ? "noqueue" : "noop");
   uint8_t mac[6] = {};
   w.Attr(IFLA_ADDRESS, mac, sizeof(mac));
   w.Attr(IFLA_BROADCAST, mac, sizeof(mac));
@@ -126,6 +131,27 @@ void Error(MsgWriter& w, int err, const struct nlmsghdr& req, uint32_t port) {
   w.Finish();
 }
 
+// The interface an RTM_*LINK request names, by index or by IFLA_IFNAME: lo's index, or 0.
+int RequestedLink(const uint8_t* msg, size_t len, struct ifinfomsg* ifi) {
+  *ifi = {};
+  if (len < NLMSG_LENGTH(sizeof(*ifi))) return 0;
+  std::memcpy(ifi, msg + NLMSG_HDRLEN, sizeof(*ifi));
+  if (ifi->ifi_index != 0) return ifi->ifi_index == kLoIndex ? kLoIndex : 0;
+  size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(*ifi));
+  while (off + sizeof(struct rtattr) <= len) {
+    struct rtattr a;
+    std::memcpy(&a, msg + off, sizeof(a));
+    if (a.rta_len < sizeof(a) || a.rta_len > len - off) break;
+    if (a.rta_type == IFLA_IFNAME) {
+      std::string name(reinterpret_cast<const char*>(msg + off + RTA_LENGTH(0)),
+                       a.rta_len - RTA_LENGTH(0));
+      return std::strcmp(name.c_str(), "lo") == 0 ? kLoIndex : 0;
+    }
+    off += RTA_ALIGN(a.rta_len);
+  }
+  return 0;
+}
+
 }  // namespace
 
 NetlinkSocket::NetlinkSocket(Stack& stack, int type, int protocol, int flags, int32_t default_port)
@@ -167,7 +193,50 @@ Result<SockAddr> NetlinkSocket::PeerName() {
   return OptionBytes(nl);
 }
 
-void NetlinkSocket::Answer(const uint8_t* msg, size_t len, std::vector<uint8_t>& out) {
+int NetlinkSocket::SetLink(const uint8_t* msg, size_t len, bool net_admin) {
+  struct ifinfomsg ifi;
+  if (RequestedLink(msg, len, &ifi) != kLoIndex) return ENODEV;
+  if (!net_admin) return EPERM;
+  // ifi_change 0 means every flag, as in the requests of old tools.
+  uint32_t change = ifi.ifi_change ? ifi.ifi_change : ~0u;
+  if (!(change & IFF_UP)) return 0;
+  Result<void> r = stack_.SetLoopbackUp(ifi.ifi_flags & IFF_UP);
+  return r.ok() ? 0 : r.error().code();
+}
+
+int NetlinkSocket::AddLoopbackAddress(const uint8_t* msg, size_t len, bool net_admin) {
+  struct ifaddrmsg ifa;
+  if (len < NLMSG_LENGTH(sizeof(ifa))) return EINVAL;
+  std::memcpy(&ifa, msg + NLMSG_HDRLEN, sizeof(ifa));
+  if (ifa.ifa_index != kLoIndex) return ENODEV;
+  if (!net_admin) return EPERM;
+  bool v4 = ifa.ifa_family == AF_INET;
+  if ((!v4 && ifa.ifa_family != AF_INET6) || ifa.ifa_prefixlen != (v4 ? 8 : 128)) {
+    return EOPNOTSUPP;
+  }
+  // Every IFA_LOCAL / IFA_ADDRESS must be lo's own address.
+  size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifa));
+  while (off + sizeof(struct rtattr) <= len) {
+    struct rtattr a;
+    std::memcpy(&a, msg + off, sizeof(a));
+    if (a.rta_len < sizeof(a) || a.rta_len > len - off) break;
+    if (a.rta_type == IFA_LOCAL || a.rta_type == IFA_ADDRESS) {
+      const uint8_t* data = msg + off + RTA_LENGTH(0);
+      size_t n = a.rta_len - RTA_LENGTH(0);
+      uint32_t lo4 = htonl(INADDR_LOOPBACK);
+      struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+      bool ok = v4 ? n == 4 && std::memcmp(data, &lo4, 4) == 0
+                   : n == 16 && std::memcmp(data, &lo6, 16) == 0;
+      if (!ok) return EOPNOTSUPP;
+    }
+    off += RTA_ALIGN(a.rta_len);
+  }
+  Result<void> r = stack_.AddLoopbackV4();
+  return r.ok() ? 0 : r.error().code();
+}
+
+void NetlinkSocket::Answer(const uint8_t* msg, size_t len, bool net_admin,
+                           std::vector<uint8_t>& out) {
   struct nlmsghdr h;
   std::memcpy(&h, msg, sizeof(h));
   uint32_t port;
@@ -186,19 +255,20 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, std::vector<uint8_t>&
         struct ifinfomsg ifi {};
         if (len >= NLMSG_LENGTH(sizeof(ifi))) std::memcpy(&ifi, msg + NLMSG_HDRLEN, sizeof(ifi));
         if (ifi.ifi_index != 0 && ifi.ifi_index != kLoIndex) return Error(w, ENODEV, h, port);
-        LinkMessage(w, 0, h.nlmsg_seq, port);
+        LinkMessage(w, stack_.loopback_up(), 0, h.nlmsg_seq, port);
         break;
       }
-      LinkMessage(w, NLM_F_MULTI, h.nlmsg_seq, port);
+      LinkMessage(w, stack_.loopback_up(), NLM_F_MULTI, h.nlmsg_seq, port);
       Done(w, h.nlmsg_seq, port);
       break;
     }
     case RTM_GETADDR:
       if (!dump) return Error(w, EOPNOTSUPP, h, port);
-      if (family == AF_UNSPEC || family == AF_INET) {
+      // lo's addresses are assigned when it comes up (127.0.0.1 then stays).
+      if ((family == AF_UNSPEC || family == AF_INET) && stack_.loopback_v4_assigned()) {
         AddrMessage(w, AF_INET, NLM_F_MULTI, h.nlmsg_seq, port);
       }
-      if (family == AF_UNSPEC || family == AF_INET6) {
+      if ((family == AF_UNSPEC || family == AF_INET6) && stack_.loopback_up()) {
         AddrMessage(w, AF_INET6, NLM_F_MULTI, h.nlmsg_seq, port);
       }
       Done(w, h.nlmsg_seq, port);
@@ -214,9 +284,19 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, std::vector<uint8_t>&
       Done(w, h.nlmsg_seq, port);
       break;
     case RTM_NEWLINK:
-    case RTM_DELLINK:
     case RTM_SETLINK:
+      // Bringing lo up or down in a namespace's own stack; other link changes are ignored.
+      if (h.nlmsg_type == RTM_NEWLINK && (h.nlmsg_flags & NLM_F_CREATE)) {
+        return Error(w, net_admin ? EOPNOTSUPP : EPERM, h, port);
+      }
+      if (int err = SetLink(msg, len, net_admin)) return Error(w, err, h, port);
+      break;
     case RTM_NEWADDR:
+      // Giving lo its own 127.0.0.1/8 or ::1/128 again (bwrap does so before bringing it up)
+      // is accepted in a namespace's own stack; other addresses are not offered.
+      if (int err = AddLoopbackAddress(msg, len, net_admin)) return Error(w, err, h, port);
+      break;
+    case RTM_DELLINK:
     case RTM_DELADDR:
     case RTM_NEWROUTE:
     case RTM_DELROUTE:
@@ -231,7 +311,7 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, std::vector<uint8_t>&
   if (h.nlmsg_flags & NLM_F_ACK) Error(w, 0, h, port);
 }
 
-Result<size_t> NetlinkSocket::Send(Caller&, SendRequest& req, PathOps&) {
+Result<size_t> NetlinkSocket::Send(Caller& c, SendRequest& req, PathOps&) {
   {
     absl::MutexLock l(&smu_);
     if (port_ == 0) port_ = default_port_;  // sending autobinds
@@ -242,7 +322,7 @@ Result<size_t> NetlinkSocket::Send(Caller&, SendRequest& req, PathOps&) {
     struct nlmsghdr h;
     std::memcpy(&h, req.data.data() + off, sizeof(h));
     if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > req.data.size() - off) break;
-    Answer(req.data.data() + off, h.nlmsg_len, reply);
+    Answer(req.data.data() + off, h.nlmsg_len, c.net_admin, reply);
     off += NLMSG_ALIGN(h.nlmsg_len);
   }
   if (!reply.empty()) {

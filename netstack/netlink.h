@@ -1,7 +1,9 @@
-// NETLINK_ROUTE sockets, read-only: enough for getifaddrs, if_nameindex, `ip addr`, `ip link`
-// and `ip route` to see the sandbox's one interface, lo (127.0.0.1/8 and ::1/128). Requests
-// that would change the network configuration get EPERM, as for a task without
-// CAP_NET_ADMIN; other protocols are not offered (EPROTONOSUPPORT).
+// NETLINK_ROUTE sockets: enough for getifaddrs, if_nameindex, `ip addr`, `ip link` and
+// `ip route` to see the stack's one interface, lo (127.0.0.1/8 and ::1/128 while it is up).
+// The changes offered are lo up/down (`ip link set lo up`) and re-adding lo's own
+// addresses, in a network namespace's own stack, for a caller with CAP_NET_ADMIN. Other changes,
+// and any change to the sandbox's first stack, get EPERM, as for a task without CAP_NET_ADMIN;
+// other protocols are not offered (EPROTONOSUPPORT).
 #pragma once
 
 #include <deque>
@@ -30,7 +32,11 @@ class NetlinkSocket final : public Socket {
 
  private:
   // Answers one request message; appends the reply messages to `out`.
-  void Answer(const uint8_t* msg, size_t len, std::vector<uint8_t>& out);
+  void Answer(const uint8_t* msg, size_t len, bool net_admin, std::vector<uint8_t>& out);
+  // RTM_NEWLINK / RTM_SETLINK of lo: 0 or the errno for the reply.
+  int SetLink(const uint8_t* msg, size_t len, bool net_admin);
+  // RTM_NEWADDR of lo's own loopback address: 0 or the errno for the reply.
+  int AddLoopbackAddress(const uint8_t* msg, size_t len, bool net_admin);
 
   const int32_t default_port_;
   int32_t port_ ABSL_GUARDED_BY(smu_) = 0;

@@ -119,7 +119,10 @@ Result<InetAddr> PingSocket::ParseAddr(std::span<const uint8_t> addr) {
 SockAddr PingSocket::Format(const InetAddr& a) const { return FormatSockAddr(a, v6()); }
 
 Result<bool> PingSocket::Local(const InetAddr& dst, const char* what) {
-  if (dst.IsAny() || dst.IsLoopback()) return true;
+  if (dst.IsAny() || dst.IsLoopback()) {
+    if (!stack_.loopback_up()) return Errno(dst.IsV4() ? ENETUNREACH : EADDRNOTAVAIL);
+    return true;
+  }
   if (stack_.mode() != NetMode::kHost) return Errno(ENETUNREACH);
   // An echo has no port: it is checked as port 0, which only rules without a port range
   // (or whose range includes 0) cover.

@@ -20,14 +20,12 @@
 
 namespace sentry::netstack {
 
-// net.ipv4.ping_group_range of the sandbox: every group. The sandbox's ids are its own (root
-// inside is nobody outside), and an echo leaves only under --net=host, through the policy,
-// so there is nothing the host's narrower default ("1 0": nobody) would protect here.
+// net.ipv4.ping_group_range of the sandbox's first network namespace: every group. The
+// sandbox's ids are its own (root inside is nobody outside), and an echo leaves only under
+// --net=host, through the policy, so there is nothing the host's narrower default ("1 0":
+// nobody) would protect here. A namespace made inside starts with Linux's "1 0".
 inline constexpr uint32_t kPingGroupLow = 0;
 inline constexpr uint32_t kPingGroupHigh = 2147483647;
-inline bool InPingGroupRange(uint32_t gid) {
-  return int64_t{gid} >= int64_t{kPingGroupLow} && gid <= kPingGroupHigh;
-}
 
 // The idents in use, per family (Linux keeps one table for both; a v4 and a v6 socket with
 // the same ident never see each other's replies, so one per family changes nothing visible).

@@ -25,11 +25,12 @@ TaskCreds CredentialsOf(Blocker& b) { return g_cred_source ? g_cred_source(b) : 
 
 Socket::Socket(Stack& stack, int family, int type, int protocol, int flags)
     : vfs::FileDescription(O_RDWR | (flags & O_NONBLOCK)),
+      stack_ref_(stack.weak_from_this().lock()),
       stack_(stack),
       family_(family),
       type_(type),
       protocol_(protocol),
-      ino_(stack.NextIno()),
+      ino_(Stack::NextIno()),
       sndbuf_(kDefaultBuf),
       rcvbuf_(kDefaultBuf) {
   stack_.Register(this);

@@ -54,6 +54,8 @@ struct Caller {
   Blocker& blocker;
   Ucred cred;  // effective ids: what SO_PEERCRED reports
   Ucred real;  // real ids: what SCM_CREDENTIALS carries by default
+  // CAP_NET_ADMIN over the socket's network namespace: netlink changes to the interfaces.
+  bool net_admin = false;
 };
 
 // The credentials of the task behind a Blocker, for read(2) and write(2) on sockets, which
@@ -112,6 +114,8 @@ class Socket : public vfs::FileDescription {
   int type() const { return type_; }
   int protocol() const { return protocol_; }
   uint64_t ino() const { return ino_; }
+  // The stack (network namespace) the socket was made in, for its whole life.
+  Stack& stack() const { return stack_; }
 
   virtual Result<void> Bind(std::span<const uint8_t> addr, PathOps& paths) = 0;
   virtual Result<void> Listen(int backlog, const Ucred& cred) = 0;
@@ -180,6 +184,9 @@ class Socket : public vfs::FileDescription {
     }
   }
 
+  // Holds the namespace's stack while the socket lives (null for a stack no shared_ptr
+  // owns). First, so that it goes last.
+  const std::shared_ptr<Stack> stack_ref_;
   Stack& stack_;
   const int family_;
   const int type_;

@@ -22,6 +22,7 @@ Result<void> UnixNames::BindAbstract(const std::string& name, std::weak_ptr<Unix
 }
 
 void UnixNames::BindPath(const NameKey& key, std::weak_ptr<UnixSocket> s) {
+  if (paths_owner_ != this) return paths_owner_->BindPath(key, std::move(s));
   absl::MutexLock l(&mu_);
   std::erase_if(paths_, [](const auto& kv) { return kv.second.expired(); });
   paths_[key] = std::move(s);
@@ -45,6 +46,7 @@ std::shared_ptr<UnixSocket> UnixNames::FindAbstract(const std::string& name) {
 }
 
 std::shared_ptr<UnixSocket> UnixNames::FindPath(const NameKey& key) {
+  if (paths_owner_ != this) return paths_owner_->FindPath(key);
   absl::MutexLock l(&mu_);
   auto it = paths_.find(key);
   return it == paths_.end() ? nullptr : it->second.lock();
@@ -93,6 +95,41 @@ Result<int> InetProtocol(int type, int protocol) {
 }
 
 }  // namespace
+
+std::shared_ptr<Stack> Stack::NewNamespace(Stack& parent) {
+  // The constructor is private (namespaces are made only here), so no make_shared.
+  return std::shared_ptr<Stack>(new Stack(&parent.unix_names_));
+}
+
+uint64_t Stack::NextIno() {
+  static std::atomic<uint64_t> next{20000};
+  return next.fetch_add(1);
+}
+
+Result<void> Stack::SetLoopbackUp(bool up) {
+  if (!configurable_) return Errno(EPERM);
+  if (up) lo_v4_.store(true, std::memory_order_release);
+  lo_up_.store(up, std::memory_order_release);
+  return Ok();
+}
+
+std::pair<uint32_t, uint32_t> Stack::PingGroupRange() const {
+  uint64_t r = ping_range_.load(std::memory_order_acquire);
+  return {static_cast<uint32_t>(r >> 32), static_cast<uint32_t>(r)};
+}
+
+bool Stack::InPingGroupRange(uint32_t gid) const {
+  auto [low, high] = PingGroupRange();
+  return gid >= low && gid <= high;
+}
+
+Result<void> Stack::SetPingGroupRange(uint64_t low, uint64_t high) {
+  constexpr uint64_t kGidMax = 0xfffffffeu;  // GID_T_MAX: (gid_t)-1 is never valid
+  if (low > kGidMax || high > kGidMax) return Errno(EINVAL);
+  if (high < low) low = 1, high = 0;
+  ping_range_.store((low << 32) | high, std::memory_order_release);
+  return Ok();
+}
 
 void Stack::Register(Socket* s) {
   absl::MutexLock l(&sockets_mu_);
@@ -148,8 +185,7 @@ Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const 
       if (kind == SOCK_DGRAM &&
           protocol == (family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6})) {
         // Linux's ping_init_sock: the caller's group must be in net.ipv4.ping_group_range
-        // (the sandbox's range holds every group; supplementary groups, which Linux also
-        // tries, could only widen it).
+        // (supplementary groups, which Linux also tries, are not consulted here).
         if (!InPingGroupRange(owner.gid)) return Errno(EACCES);
         return vfs::FileRef(std::make_shared<PingSocket>(*this, family, flags, owner));
       }

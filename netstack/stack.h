@@ -1,5 +1,9 @@
-// The sandbox's network stack: one per kernel. It makes sockets and holds the name spaces
-// they meet in: AF_UNIX abstract and path names, and the loopback ports of AF_INET/AF_INET6.
+// A network stack: one per guest network namespace (the sandbox's first one belongs to the
+// kernel; unshare/clone/setns with CLONE_NEWNET make more, see sentry/kernel/namespaces.h).
+// It makes sockets and holds the name spaces they meet in: AF_UNIX abstract names, the
+// loopback ports of AF_INET/AF_INET6, and the state of its one interface, lo. AF_UNIX path
+// names are file system objects, not per namespace: every stack made from another shares
+// its path table (Linux finds a path socket through its inode whatever the namespace).
 //
 // Lock order: Socket::smu_ -> Stack's registries (UnixNames::mu_, InetPorts::mu_) -> leaves.
 // A registry lock is never held while taking a socket's lock.
@@ -25,9 +29,14 @@ class UnixSocket;
 enum class NetMode { kNone, kHost };
 
 // AF_UNIX names: abstract names live here only (never in the host's abstract namespace);
-// path names are keyed by the socket inode the bind created.
+// path names are keyed by the socket inode the bind created, in the table that
+// `paths_owner` uses (this one's own when null): all stacks share the first stack's, which
+// lives as long as the kernel.
 class UnixNames {
  public:
+  explicit UnixNames(UnixNames* paths_owner = nullptr)
+      : paths_owner_(paths_owner ? paths_owner->paths_owner_ : this) {}
+
   // EADDRINUSE if a live socket holds the name.
   Result<void> BindAbstract(const std::string& name, std::weak_ptr<UnixSocket> s);
   void BindPath(const NameKey& key, std::weak_ptr<UnixSocket> s);
@@ -39,15 +48,24 @@ class UnixNames {
   Result<std::string> Autobind(std::weak_ptr<UnixSocket> s);
 
  private:
+  UnixNames* const paths_owner_;
   absl::Mutex mu_;
   std::map<std::string, std::weak_ptr<UnixSocket>> abstract_ ABSL_GUARDED_BY(mu_);
   std::map<NameKey, std::weak_ptr<UnixSocket>> paths_ ABSL_GUARDED_BY(mu_);
   uint32_t next_auto_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-class Stack {
+// Sockets keep their stack alive (Socket holds a reference taken through
+// weak_from_this), so a namespace's stack lives as long as its last task or socket.
+class Stack : public std::enable_shared_from_this<Stack> {
  public:
+  // The sandbox's first stack: lo is up, and its configuration is the sandbox's (netlink
+  // and ioctl changes are refused, as for a task without CAP_NET_ADMIN).
   Stack() = default;
+  // A new network namespace's stack: only lo, down, no routes; traffic never leaves it
+  // whatever the sandbox's network mode. AF_UNIX path names are `parent`'s.
+  static std::shared_ptr<Stack> NewNamespace(Stack& parent);
+
   // Chooses the mode, once, before the first guest runs. `policy` is required for kHost.
   void Configure(NetMode mode, std::unique_ptr<EgressPolicy> policy) {
     mode_ = mode;
@@ -60,7 +78,29 @@ class Stack {
   Result<std::pair<vfs::FileRef, vfs::FileRef>> NewPair(int family, int type, int protocol,
                                                         const Ucred& owner);
 
-  uint64_t NextIno() { return next_ino_.fetch_add(1); }
+  // Socket inode numbers, unique across every stack (sockfs is one file system).
+  static uint64_t NextIno();
+  // lo's IFF_UP. While it is down, loopback addresses are unreachable (ENETUNREACH for
+  // IPv4, EADDRNOTAVAIL for ::1, as Linux) and netlink lists no addresses.
+  bool loopback_up() const { return lo_up_.load(std::memory_order_acquire); }
+  // Whether lo has 127.0.0.1: assigned when lo first comes up and kept when it goes down,
+  // as Linux keeps it (::1 comes and goes with IFF_UP).
+  bool loopback_v4_assigned() const { return lo_v4_.load(std::memory_order_acquire); }
+  // Sets lo up or down: EPERM on the sandbox's first stack (see the constructor).
+  Result<void> SetLoopbackUp(bool up);
+  // Assigns 127.0.0.1 to lo (RTM_NEWADDR of lo's own address): EPERM on the first stack.
+  Result<void> AddLoopbackV4() {
+    if (!configurable_) return Errno(EPERM);
+    lo_v4_.store(true, std::memory_order_release);
+    return Ok();
+  }
+  // net.ipv4.ping_group_range: who may make ping sockets.
+  std::pair<uint32_t, uint32_t> PingGroupRange() const;
+  bool InPingGroupRange(uint32_t gid) const;
+  // As Linux: EINVAL past GID_T_MAX; a range whose low end is above its high end means
+  // nobody ("1 0").
+  Result<void> SetPingGroupRange(uint64_t low, uint64_t high);
+
   // Every live socket, for the /proc/net tables.
   void Register(Socket* s);
   void Unregister(Socket* s);
@@ -88,11 +128,21 @@ class Stack {
   EgressPolicy* policy() const { return policy_.get(); }
 
  private:
+  explicit Stack(UnixNames* unix_paths) : configurable_(true), unix_names_(unix_paths) {
+    lo_up_ = false;
+    lo_v4_ = false;
+    ping_range_ = uint64_t{1} << 32;  // "1 0"
+  }
+
   NetMode mode_ = NetMode::kNone;
   std::unique_ptr<EgressPolicy> policy_;
   PublishMap published_;
   bool publish_all_ = false;
-  std::atomic<uint64_t> next_ino_{20000};
+  const bool configurable_ = false;  // a namespace's own stack, not the sandbox's
+  std::atomic<bool> lo_up_{true};
+  std::atomic<bool> lo_v4_{true};
+  // ping_group_range as (low << 32 | high), one word so that readers see a consistent pair.
+  std::atomic<uint64_t> ping_range_{(uint64_t{kPingGroupLow} << 32) | kPingGroupHigh};
   UnixNames unix_names_;
   absl::Mutex sockets_mu_;  // taken before any socket's smu_, never after
   std::set<Socket*> sockets_ ABSL_GUARDED_BY(sockets_mu_);

@@ -41,13 +41,29 @@ void Put(Credentials& c, bool gid, const Ids& x) {
 // CAP_SETGID); returns false for a no-op that must leave even fsuid alone.
 using IdRule = std::function<Result<bool>(Ids& x, bool capable)>;
 
+// An id the caller named, as a kernel id through its user namespace: kKeep stays kKeep,
+// an unmapped id is EINVAL.
+Result<uint32_t> KernelId(const Credentials& c, bool gid, uint32_t id) {
+  if (id == kKeep) return kKeep;
+  std::optional<uint32_t> k = kernel::ToKernelId(c.user_ns.get(), gid, id);
+  if (!k) return Errno(EINVAL);
+  return *k;
+}
+
+// What the caller sees of kernel id `kid`.
+uint32_t Shown(const Credentials& c, bool gid, uint32_t kid) {
+  return kernel::ShowId(c.user_ns.get(), gid, kid);
+}
+
 // Applies `rule` to the caller's user (or group) ids, then the capability fixups of
-// setuid-like calls.
-Result<uint64_t> ChangeIds(Task& t, bool gid, const IdRule& rule) {
+// setuid-like calls. The rule works on kernel ids: `ids` are the caller's, mapped first.
+Result<uint64_t> ChangeIds(Task& t, bool gid, std::initializer_list<uint32_t*> ids,
+                           const IdRule& rule) {
   absl::MutexLock l(&t.kernel().mu());
   Credentials& c = t.tg().creds;
+  for (uint32_t* id : ids) *id = SENTRY_TRY(KernelId(c, gid, *id));
   Ids x = Get(c, gid);
-  bool changed = SENTRY_TRY(rule(x, c.HasCapability(gid ? CAP_SETGID : CAP_SETUID)));
+  bool changed = SENTRY_TRY(rule(x, c.CapableInOwn(gid ? CAP_SETGID : CAP_SETUID)));
   if (!changed) return 0;
   const Credentials old = c;
   Put(c, gid, x);
@@ -108,9 +124,12 @@ uint64_t SetFsId(Task& t, bool gid, uint32_t id) {
   absl::MutexLock l(&t.kernel().mu());
   Credentials& c = t.tg().creds;
   Ids x = Get(c, gid);
-  const uint32_t old_fs = x.fs;
+  const uint32_t old_fs = Shown(c, gid, x.fs);
+  Result<uint32_t> kid = KernelId(c, gid, id);
+  if (!kid.ok()) return old_fs;
+  id = *kid;
   if (id == kKeep || id == x.fs) return old_fs;
-  if (!x.Has(id) && !c.HasCapability(gid ? CAP_SETGID : CAP_SETUID)) return old_fs;
+  if (!x.Has(id) && !c.CapableInOwn(gid ? CAP_SETGID : CAP_SETUID)) return old_fs;
   const Credentials old = c;
   x.fs = id;
   Put(c, gid, x);
@@ -128,44 +147,48 @@ void CommitCreds(Task& t, const Credentials& old) {
   }
 }
 
-Result<uint64_t> SysGetuid(Task& t) { return t.tg().creds.ruid; }
-Result<uint64_t> SysGeteuid(Task& t) { return t.tg().creds.euid; }
-Result<uint64_t> SysGetgid(Task& t) { return t.tg().creds.rgid; }
-Result<uint64_t> SysGetegid(Task& t) { return t.tg().creds.egid; }
+Result<uint64_t> SysGetuid(Task& t) { return Shown(t.tg().creds, false, t.tg().creds.ruid); }
+Result<uint64_t> SysGeteuid(Task& t) { return Shown(t.tg().creds, false, t.tg().creds.euid); }
+Result<uint64_t> SysGetgid(Task& t) { return Shown(t.tg().creds, true, t.tg().creds.rgid); }
+Result<uint64_t> SysGetegid(Task& t) { return Shown(t.tg().creds, true, t.tg().creds.egid); }
 
 Result<uint64_t> SysGetresuid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s) {
   Credentials c = t.tg().creds;
-  SENTRY_TRY(t.CopyOut(r, c.ruid));
-  SENTRY_TRY(t.CopyOut(e, c.euid));
-  SENTRY_TRY(t.CopyOut(s, c.suid));
+  SENTRY_TRY(t.CopyOut(r, Shown(c, false, c.ruid)));
+  SENTRY_TRY(t.CopyOut(e, Shown(c, false, c.euid)));
+  SENTRY_TRY(t.CopyOut(s, Shown(c, false, c.suid)));
   return 0;
 }
 
 Result<uint64_t> SysGetresgid(Task& t, GuestAddr r, GuestAddr e, GuestAddr s) {
   Credentials c = t.tg().creds;
-  SENTRY_TRY(t.CopyOut(r, c.rgid));
-  SENTRY_TRY(t.CopyOut(e, c.egid));
-  SENTRY_TRY(t.CopyOut(s, c.sgid));
+  SENTRY_TRY(t.CopyOut(r, Shown(c, true, c.rgid)));
+  SENTRY_TRY(t.CopyOut(e, Shown(c, true, c.egid)));
+  SENTRY_TRY(t.CopyOut(s, Shown(c, true, c.sgid)));
   return 0;
 }
 
 Result<uint64_t> SysSetuid(Task& t, uint32_t id) {
-  return ChangeIds(t, false, [id](Ids& x, bool capable) { return SetId(x, capable, id); });
+  return ChangeIds(t, false, {&id}, [&id](Ids& x, bool capable) { return SetId(x, capable, id); });
 }
 Result<uint64_t> SysSetgid(Task& t, uint32_t id) {
-  return ChangeIds(t, true, [id](Ids& x, bool capable) { return SetId(x, capable, id); });
+  return ChangeIds(t, true, {&id}, [&id](Ids& x, bool capable) { return SetId(x, capable, id); });
 }
 Result<uint64_t> SysSetreuid(Task& t, uint32_t r, uint32_t e) {
-  return ChangeIds(t, false, [=](Ids& x, bool capable) { return SetReId(x, capable, r, e); });
+  return ChangeIds(t, false, {&r, &e},
+                   [&](Ids& x, bool capable) { return SetReId(x, capable, r, e); });
 }
 Result<uint64_t> SysSetregid(Task& t, uint32_t r, uint32_t e) {
-  return ChangeIds(t, true, [=](Ids& x, bool capable) { return SetReId(x, capable, r, e); });
+  return ChangeIds(t, true, {&r, &e},
+                   [&](Ids& x, bool capable) { return SetReId(x, capable, r, e); });
 }
 Result<uint64_t> SysSetresuid(Task& t, uint32_t r, uint32_t e, uint32_t s) {
-  return ChangeIds(t, false, [=](Ids& x, bool capable) { return SetResId(x, capable, r, e, s); });
+  return ChangeIds(t, false, {&r, &e, &s},
+                   [&](Ids& x, bool capable) { return SetResId(x, capable, r, e, s); });
 }
 Result<uint64_t> SysSetresgid(Task& t, uint32_t r, uint32_t e, uint32_t s) {
-  return ChangeIds(t, true, [=](Ids& x, bool capable) { return SetResId(x, capable, r, e, s); });
+  return ChangeIds(t, true, {&r, &e, &s},
+                   [&](Ids& x, bool capable) { return SetResId(x, capable, r, e, s); });
 }
 Result<uint64_t> SysSetfsuid(Task& t, uint32_t id) { return SetFsId(t, false, id); }
 Result<uint64_t> SysSetfsgid(Task& t, uint32_t id) { return SetFsId(t, true, id); }
@@ -173,13 +196,21 @@ Result<uint64_t> SysSetfsgid(Task& t, uint32_t id) { return SetFsId(t, true, id)
 Result<uint64_t> SysSetgroups(Task& t, int size, GuestAddr list) {
   {
     absl::MutexLock l(&t.kernel().mu());
-    if (!t.tg().creds.HasCapability(CAP_SETGID)) return Errno(EPERM);
+    const Credentials& c = t.tg().creds;
+    // In a user namespace, also only once its gid_map is written and setgroups is allowed.
+    const kernel::UserNamespace* ns = c.user_ns.get();
+    bool may = !ns || (ns->gid_map_written() && ns->setgroups_allowed());
+    if (!c.CapableInOwn(CAP_SETGID) || !may) return Errno(EPERM);
   }
   if (static_cast<unsigned>(size) > 65536) return Errno(EINVAL);  // NGROUPS_MAX
   std::vector<uint32_t> g(size);
   if (size) SENTRY_TRY(t.CopyInBytes(list, {reinterpret_cast<uint8_t*>(g.data()), g.size() * 4}));
-  std::sort(g.begin(), g.end());  // Linux keeps them sorted, and getgroups shows that
   absl::MutexLock l(&t.kernel().mu());
+  for (uint32_t& id : g) {
+    id = SENTRY_TRY(KernelId(t.tg().creds, true, id));
+    if (id == kKeep) return Errno(EINVAL);
+  }
+  std::sort(g.begin(), g.end());  // Linux keeps them sorted, and getgroups shows that
   t.tg().creds.groups = std::move(g);
   return 0;
 }
@@ -189,6 +220,7 @@ Result<uint64_t> SysGetgroups(Task& t, int size, GuestAddr list) {
   {
     absl::MutexLock l(&t.kernel().mu());
     groups = t.tg().creds.groups;
+    for (uint32_t& g : groups) g = Shown(t.tg().creds, true, g);
   }
   if (size < 0) return Errno(EINVAL);
   if (size == 0) return groups.size();

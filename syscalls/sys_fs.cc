@@ -153,6 +153,15 @@ Result<uint64_t> SysFchmod(Task& t, int fd, uint32_t mode) {
 // chown family; -1 leaves an id alone.
 static Result<uint64_t> Chown(Task& t, const vfs::Context& ctx, const vfs::Path& p,
                               uint32_t uid, uint32_t gid) {
+  // The ids are the caller's user namespace's: kernel ids here (EINVAL when unmapped).
+  if (const kernel::UserNamespace* ns = t.tg().creds.user_ns.get()) {
+    for (auto [id, is_gid] : {std::pair{&uid, false}, std::pair{&gid, true}}) {
+      if (*id == UINT32_MAX) continue;
+      std::optional<uint32_t> k = kernel::ToKernelId(ns, is_gid, *id);
+      if (!k) return Errno(EINVAL);
+      *id = *k;
+    }
+  }
   vfs::SetAttrRequest r;
   if (uid != UINT32_MAX) {
     r.mask |= vfs::kAttrUid;

@@ -15,6 +15,13 @@
 
 namespace sentry::syscalls {
 namespace {
+// CAP_SYS_ADMIN over the user namespace that owns the caller's mount namespace.
+bool MountAdmin(Task& t) {
+  absl::MutexLock l(&t.kernel().mu());
+  return t.tg().creds.CapableIn(kernel::NamespaceOwner(t.ns(), CLONE_NEWNS), CAP_SYS_ADMIN);
+}
+}  // namespace
+namespace {
 
 constexpr uint64_t kMgcMask = 0xffff0000;  // MS_MGC_MSK
 constexpr uint64_t kMgcVal = 0xC0ED0000;   // MS_MGC_VAL
@@ -113,7 +120,7 @@ Result<uint64_t> SysMount(Task& t, GuestAddr source_addr, GuestAddr target_addr,
   vfs::Path target = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, target_addr, 0));
   if ((flags & kMgcMask) == kMgcVal) flags &= ~kMgcMask;
   if (flags & MS_NOUSER) return Errno(EINVAL);
-  if (!ctx.creds.Capable(CAP_SYS_ADMIN)) return Errno(EPERM);
+  if (!MountAdmin(t)) return Errno(EPERM);
   vfs::Vfs& v = t.kernel().vfs();
   int mflags = MountFlags(flags, *target.mnt);
   if (flags & MS_REMOUNT) {
@@ -155,7 +162,7 @@ Result<uint64_t> SysUmount2(Task& t, GuestAddr target_addr, int flags) {
   vfs::Context ctx = t.VfsContext();
   vfs::Path target = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, target_addr,
                                           (flags & UMOUNT_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0));
-  if (!ctx.creds.Capable(CAP_SYS_ADMIN)) return Errno(EPERM);
+  if (!MountAdmin(t)) return Errno(EPERM);
   if (target.d != target.mnt->root() || !InCallerNamespace(t, target)) return Errno(EINVAL);
   // The walk's own hold on the working directory is not a use of the mount.
   ctx.cwd = {};

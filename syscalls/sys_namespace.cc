@@ -15,9 +15,15 @@ using kernel::NamespacesRef;
 constexpr uint64_t kUnshareFlags = CLONE_THREAD | CLONE_FS | CLONE_SIGHAND | CLONE_VM |
                                    CLONE_FILES | CLONE_SYSVSEM | kernel::kAllNsFlags;
 
-bool Capable(Task& t, int cap) {
+// `cap` over user namespace `ns` (ns_capable).
+bool CapableIn(Task& t, const kernel::UserNamespace* ns, int cap) {
   absl::MutexLock l(&t.kernel().mu());
-  return t.tg().creds.HasCapability(cap);
+  return t.tg().creds.CapableIn(ns, cap);
+}
+
+bool CapableInOwn(Task& t, int cap) {
+  absl::MutexLock l(&t.kernel().mu());
+  return t.tg().creds.CapableInOwn(cap);
 }
 
 bool SingleThreaded(Task& t) {
@@ -31,25 +37,45 @@ void LeaveSysvSem(Task& t) { t.ns().ipc->ipc->ExitSem(&t.tg(), t.tg().tgid); }
 
 // Installs the task's new namespaces (and filesystem context). What it leaves is dropped
 // after Kernel::mu_ is released: a mount namespace's last reference takes vfs locks.
-void Commit(Task& t, NamespacesRef ns, std::shared_ptr<kernel::FsContext> fs) {
+void Commit(Task& t, NamespacesRef ns, std::shared_ptr<kernel::FsContext> fs,
+            const kernel::Credentials* creds = nullptr) {
   absl::MutexLock l(&t.kernel().mu());
   std::swap(t.ns_, ns);
   if (fs) std::swap(t.fs_, fs);
+  if (creds) t.tg().creds = *creds;
+}
+
+// setns into user namespace `target` (Linux's userns_install): EINVAL for one's own, and
+// for a shared filesystem context or a multithreaded caller; EPERM without CAP_SYS_ADMIN
+// there. The caller becomes everything inside it.
+Result<void> InstallUser(Task& t, const kernel::UserNsRef& target, bool shared_fs,
+                         kernel::Credentials& creds) {
+  if (target == creds.user_ns) return Errno(EINVAL);
+  if (shared_fs || !SingleThreaded(t)) return Errno(EINVAL);
+  if (!creds.CapableIn(target.get(), CAP_SYS_ADMIN)) return Errno(EPERM);
+  creds.user_ns = target;
+  creds.cap_permitted = creds.cap_effective = creds.cap_bounding = kernel::kCapFullSet;
+  creds.cap_inheritable = creds.cap_ambient = 0;
+  creds.securebits = 0;
+  return Ok();
 }
 
 // setns of one namespace kind from `target`'s set into `next`, with Linux's *_install
 // checks. `fs` is the caller's (to be) filesystem context.
 Result<void> Install(Task& t, int type, const Namespaces& target, Namespaces& next,
                      kernel::FsContext& fs, bool shared_fs) {
-  // There is one user namespace, and re-entering one's own is refused before anything else.
-  if (type == CLONE_NEWUSER) return Errno(EINVAL);
-  if (!Capable(t, CAP_SYS_ADMIN)) return Errno(EPERM);
+  // CAP_SYS_ADMIN over the namespace (its owner) and in one's own user namespace.
+  if (!CapableIn(t, kernel::NamespaceOwner(target, type), CAP_SYS_ADMIN) ||
+      !CapableInOwn(t, CAP_SYS_ADMIN)) {
+    return Errno(EPERM);
+  }
   switch (type) {
     case CLONE_NEWNS: {
-      if (!Capable(t, CAP_SYS_CHROOT)) return Errno(EPERM);
+      if (!CapableInOwn(t, CAP_SYS_CHROOT)) return Errno(EPERM);
       if (shared_fs) return Errno(EINVAL);
       vfs::Path root = t.kernel().vfs().NamespaceRoot(*target.mnt);
       next.mnt = target.mnt;
+      next.mnt_owner = target.mnt_owner;
       fs.set_root(root);
       fs.set_cwd(root);
       return Ok();
@@ -90,15 +116,24 @@ Result<uint64_t> SysUnshare(Task& t, uint64_t flags) {
     return Errno(EINVAL);
   }
   if (flags & CLONE_NEWIPC) flags |= CLONE_SYSVSEM;
-  // User, PID and network namespaces: EINVAL, as a kernel built without them.
-  if (flags & kernel::kAllNsFlags & ~kernel::kSupportedNsFlags) return Errno(EINVAL);
+  // PID namespaces: EINVAL, as a kernel built without them.
+  if (flags & kernel::kAllNsFlags & ~kernel::kMakeableNsFlags) return Errno(EINVAL);
+  std::optional<kernel::Credentials> creds;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    creds = t.tg().creds;
+  }
+  // A chrooted process may not make a user namespace (it could escape the chroot).
+  if ((flags & CLONE_NEWUSER) && !(t.fs().root() == t.kernel().vfs().NamespaceRoot(*t.ns().mnt))) {
+    return Errno(EPERM);
+  }
   std::shared_ptr<kernel::FsContext> fs;
   if ((flags & CLONE_FS) && t.fs_.use_count() > 1) {
     fs = std::make_shared<kernel::FsContext>(t.fs());
   }
   NamespacesRef ns = t.ns_;
   if (flags & kernel::kAllNsFlags) {
-    ns = SENTRY_TRY(kernel::NewNamespaces(t, flags, fs ? *fs : t.fs()));
+    ns = SENTRY_TRY(kernel::NewNamespaces(t, flags, fs ? *fs : t.fs(), &*creds));
   }
   if ((flags & CLONE_FILES) && t.fds_.use_count() > 1) {
     auto fds = t.fds().Fork();
@@ -106,13 +141,14 @@ Result<uint64_t> SysUnshare(Task& t, uint64_t flags) {
     t.fds_ = std::move(fds);
   }
   if (flags & CLONE_SYSVSEM) LeaveSysvSem(t);
-  Commit(t, std::move(ns), std::move(fs));
+  Commit(t, std::move(ns), std::move(fs), (flags & CLONE_NEWUSER) ? &*creds : nullptr);
   return 0;
 }
 
 Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
   vfs::FileRef f = SENTRY_TRY(GetFile(t, fd));
   NamespacesRef target;
+  kernel::UserNsRef target_user;
   uint64_t kinds;
   if (auto* nsf = dynamic_cast<vfs::NsFile*>(f.get())) {
     if (nstype && nstype != nsf->type()) return Errno(EINVAL);
@@ -120,8 +156,14 @@ Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
     // One namespace from a file: the rest of the set stays the caller's.
     auto one = std::make_shared<Namespaces>(t.ns());
     switch (nsf->type()) {
-      case CLONE_NEWNS:
-        one->mnt = std::static_pointer_cast<vfs::MountNamespace>(nsf->ns());
+      case CLONE_NEWNS: {
+        auto h = std::static_pointer_cast<kernel::MountNsHandle>(nsf->ns());
+        one->mnt = h->mnt;
+        one->mnt_owner = h->owner;
+        break;
+      }
+      case CLONE_NEWUSER:
+        target_user = std::static_pointer_cast<const kernel::UserNamespace>(nsf->ns());
         break;
       case CLONE_NEWUTS:
         one->uts = std::static_pointer_cast<kernel::UtsNamespace>(nsf->ns());
@@ -130,7 +172,7 @@ Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
         one->ipc = std::static_pointer_cast<kernel::IpcHandle>(nsf->ns());
         break;
       case CLONE_NEWNET:
-        one->net = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
+        one->net = std::static_pointer_cast<kernel::NetNamespace>(nsf->ns());
         break;
       case CLONE_NEWPID:
         one->pid = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
@@ -152,19 +194,29 @@ Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
     kernel::Task* owner = (*pidfd)->AnyLiveTask();
     if (!owner || (*pidfd)->Exited() || !owner->ns_) return Errno(ESRCH);
     target = owner->ns_;
+    target_user = owner->tg().creds.user_ns;
   } else {
     return Errno(EINVAL);
   }
   auto next = std::make_shared<Namespaces>(t.ns());
   bool shared_fs = t.fs_.use_count() > 1;
   auto fs = std::make_shared<kernel::FsContext>(t.fs());
-  for (uint64_t bit = 1; bit; bit <<= 1) {
-    if (!(kinds & bit)) continue;
+  kernel::Credentials creds;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    creds = t.tg().creds;
+  }
+  // The user namespace first (Linux's order): the other kinds are then checked with the
+  // capabilities it gives.
+  if (kinds & CLONE_NEWUSER) {
     // Joining one's own user namespace through a pidfd is a no-op, not an error.
-    if (bit == CLONE_NEWUSER && target->user == t.ns().user &&
-        !dynamic_cast<vfs::NsFile*>(f.get())) {
-      continue;
+    if (!(target_user == creds.user_ns && !dynamic_cast<vfs::NsFile*>(f.get()))) {
+      SENTRY_TRY(InstallUser(t, target_user, shared_fs, creds));
+      Commit(t, t.ns_, nullptr, &creds);
     }
+  }
+  for (uint64_t bit = 1; bit; bit <<= 1) {
+    if (!(kinds & bit) || bit == CLONE_NEWUSER) continue;
     SENTRY_TRY(Install(t, static_cast<int>(bit), *target, *next, *fs, shared_fs));
   }
   Commit(t, std::move(next), (kinds & CLONE_NEWNS) ? fs : nullptr);
@@ -173,7 +225,7 @@ Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
 
 Result<uint64_t> SysPivotRoot(Task& t, GuestAddr new_root_addr, GuestAddr put_old_addr) {
   vfs::Context ctx = t.VfsContext();
-  if (!ctx.creds.Capable(CAP_SYS_ADMIN)) return Errno(EPERM);
+  if (!CapableIn(t, t.ns().mnt_owner.get(), CAP_SYS_ADMIN)) return Errno(EPERM);
   vfs::Path new_root = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, new_root_addr, 0));
   if (!new_root.inode()->IsDir()) return Errno(ENOTDIR);
   vfs::Path put_old = SENTRY_TRY(ResolveAt(t, ctx, AT_FDCWD, put_old_addr, 0));

@@ -36,7 +36,7 @@ constexpr uint64_t kSupportedCloneFlags =
     CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
     CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_VFORK |
     CLONE_PARENT | CLONE_DETACHED | CLONE_IO | CLONE_PIDFD | CSIGNAL | kCloneClearSighand |
-    kernel::kSupportedNsFlags;
+    kernel::kMakeableNsFlags;
 
 // CLONE_PIDFD's checks (copy_process, kernel_clone), before anything is created. The pidfd
 // word is probed for writing now, so that an EFAULT leaves no child behind.
@@ -77,8 +77,9 @@ void CloneKeyrings(Task& t, Task& child, bool thread) {
 
 Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid,
                          GuestAddr child_tid, uint64_t tls, GuestAddr pidfd_addr = {}) {
-  // User, PID and network namespaces: EINVAL, as a kernel built without them.
+  // PID namespaces: EINVAL, as a kernel built without them.
   if (flags & ~kSupportedCloneFlags) return Errno(EINVAL);
+  if ((flags & CLONE_NEWUSER) && (flags & (CLONE_THREAD | CLONE_FS))) return Errno(EINVAL);
   if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS)) return Errno(EINVAL);
   if ((flags & CLONE_NEWIPC) && (flags & CLONE_SYSVSEM)) return Errno(EINVAL);
   if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) return Errno(EINVAL);
@@ -95,8 +96,15 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   }
   auto child_fs = (flags & CLONE_FS) ? t.fs_ : std::make_shared<kernel::FsContext>(t.fs());
   kernel::NamespacesRef child_ns = t.ns_;
+  std::optional<kernel::Credentials> child_creds;  // set by CLONE_NEWUSER
   if (flags & kernel::kAllNsFlags) {
-    child_ns = SENTRY_TRY(kernel::NewNamespaces(t, flags, *child_fs));
+    kernel::Credentials creds;
+    {
+      absl::MutexLock l(&k.mu());
+      creds = t.tg().creds;
+    }
+    child_ns = SENTRY_TRY(kernel::NewNamespaces(t, flags, *child_fs, &creds));
+    if (flags & CLONE_NEWUSER) child_creds = std::move(creds);
   }
   std::shared_ptr<kernel::Task> child;
   {
@@ -154,7 +162,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
       tg->pgid = p.pgid;
       tg->sid = p.sid;
       tg->exit_signal = static_cast<int>(flags & CSIGNAL);
-      tg->creds = p.creds;
+      tg->creds = child_creds ? *child_creds : p.creds;
       tg->rlimits = p.rlimits;
       tg->argv = p.argv;
       tg->envp = p.envp;
@@ -694,7 +702,8 @@ Result<uint64_t> SetUtsName(Task& t, GuestAddr name, int len, bool host) {
   if (len < 0 || len > 64) return Errno(EINVAL);
   {
     absl::MutexLock l(&t.kernel().mu());
-    if (!t.tg().creds.HasCapability(CAP_SYS_ADMIN)) return Errno(EPERM);
+    const kernel::UserNamespace* owner = kernel::NamespaceOwner(t.ns(), CLONE_NEWUTS);
+    if (!t.tg().creds.CapableIn(owner, CAP_SYS_ADMIN)) return Errno(EPERM);
   }
   std::string v(len, '\0');
   if (len) SENTRY_TRY(t.CopyInBytes(name, {reinterpret_cast<uint8_t*>(v.data()), v.size()}));

@@ -56,7 +56,10 @@ Caller::Caller(Task& t) : netstack::Caller{t, {}, {}} {
   const kernel::Credentials& c = t.tg().creds;
   cred = {t.tg().tgid, c.euid, c.egid};
   real = {t.tg().tgid, c.ruid, c.rgid};
+  net_admin = c.CapableIn(t.ns().net->owner.get(), CAP_NET_ADMIN);
 }
+
+netstack::Stack& NetStack(Task& t) { return *t.ns().net->stack; }
 
 Result<std::pair<vfs::FileRef, netstack::Socket*>> GetSocket(Task& t, int fd) {
   auto f = SENTRY_TRY(GetFile(t, fd));
@@ -90,7 +93,7 @@ Result<uint64_t> SysSocket(Task& t, int domain, int type, int protocol) {
   }
   if (domain < 0 || domain >= AF_MAX) return Errno(EAFNOSUPPORT);
   Caller c(t);
-  auto f = SENTRY_TRY(t.kernel().net().NewSocket(domain, type, protocol, c.cred));
+  auto f = SENTRY_TRY(NetStack(t).NewSocket(domain, type, protocol, c.cred));
   return t.fds().Add(std::move(f), type & SOCK_CLOEXEC, 0, NofileLimit(t));
 }
 
@@ -98,7 +101,7 @@ Result<uint64_t> SysSocketpair(Task& t, int domain, int type, int protocol, Gues
   if (type & ~(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC)) return Errno(EINVAL);
   if (domain < 0 || domain >= AF_MAX) return Errno(EAFNOSUPPORT);
   Caller c(t);
-  auto [a, b] = SENTRY_TRY(t.kernel().net().NewPair(domain, type, protocol, c.cred));
+  auto [a, b] = SENTRY_TRY(NetStack(t).NewPair(domain, type, protocol, c.cred));
   uint64_t limit = NofileLimit(t);
   bool cloexec = type & SOCK_CLOEXEC;
   int fa = static_cast<int>(SENTRY_TRY(t.fds().Add(a, cloexec, 0, limit)));
@@ -209,9 +212,9 @@ Result<uint64_t> SysGetsockopt(Task& t, int fd, int level, int name, GuestAddr v
 namespace sentry::syscalls {
 
 namespace {
-// The sandbox's one interface, as the SIOCGIF* ioctls describe it.
+// The stack's one interface, as the SIOCGIF* ioctls describe it (up or down).
 constexpr int kLoIndex = 1;
-constexpr short kLoFlags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+constexpr short kLoUpFlags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
 
 void PutIn4(struct sockaddr* sa, uint32_t host_ip) {
   struct sockaddr_in sin {};
@@ -223,6 +226,8 @@ void PutIn4(struct sockaddr* sa, uint32_t host_ip) {
 
 Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uint64_t arg) {
   GuestAddr a(arg);
+  // The interface of the socket's own namespace, whichever namespace the caller is in now.
+  netstack::Stack& stack = netstack::AsSocket(f)->stack();
   switch (cmd) {
     case SIOCOUTQ: {
       int n = static_cast<int>(netstack::AsSocket(f)->OutQueue());
@@ -234,7 +239,9 @@ Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uin
       struct ifreq r {};
       std::strcpy(r.ifr_name, "lo");
       PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
-      if (ifc.ifc_buf == nullptr) {
+      if (!stack.loopback_v4_assigned()) {
+        ifc.ifc_len = 0;  // only interfaces with an IPv4 address are listed
+      } else if (ifc.ifc_buf == nullptr) {
         ifc.ifc_len = sizeof(r);
       } else if (ifc.ifc_len >= static_cast<int>(sizeof(r))) {
         SENTRY_TRY(t.CopyOut(GuestAddr(reinterpret_cast<uint64_t>(ifc.ifc_buf)), r));
@@ -268,7 +275,7 @@ Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uin
           r.ifr_ifindex = kLoIndex;
           break;
         case SIOCGIFFLAGS:
-          r.ifr_flags = kLoFlags;
+          r.ifr_flags = stack.loopback_up() ? kLoUpFlags : static_cast<short>(IFF_LOOPBACK);
           break;
         case SIOCGIFADDR:
           PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
@@ -296,7 +303,14 @@ Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uin
       SENTRY_TRY(t.CopyOut(a, r));
       return 0;
     }
-    case SIOCSIFFLAGS:
+    case SIOCSIFFLAGS: {
+      // ifconfig lo up: as RTM_NEWLINK does, only lo's IFF_UP in a namespace's own stack.
+      struct ifreq r = SENTRY_TRY(t.CopyIn<struct ifreq>(a));
+      if (strncmp(r.ifr_name, "lo", IFNAMSIZ) != 0) return Errno(ENODEV);
+      if (!Caller(t).net_admin) return Errno(EPERM);
+      SENTRY_TRY(stack.SetLoopbackUp(r.ifr_flags & IFF_UP));
+      return 0;
+    }
     case SIOCSIFADDR:
     case SIOCSIFMTU:
     case SIOCSIFNETMASK:
@@ -304,7 +318,7 @@ Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uin
     case SIOCSIFHWADDR:
     case SIOCADDRT:
     case SIOCDELRT:
-      return Errno(EPERM);  // the sandbox's network is not configurable from inside
+      return Errno(EPERM);  // interfaces and routes are not configurable from inside
     default:
       return Errno(ENOTTY);
   }

@@ -25,6 +25,9 @@ struct Caller : netstack::Caller {
   explicit Caller(Task& t);
 };
 
+// The network stack of the caller's network namespace, where its new sockets go.
+netstack::Stack& NetStack(Task& t);
+
 // The socket `fd` names: EBADF, or ENOTSOCK for other files.
 Result<std::pair<vfs::FileRef, netstack::Socket*>> GetSocket(Task& t, int fd);
 // A guest socket address (EINVAL past sizeof(struct sockaddr_storage) or below 0).

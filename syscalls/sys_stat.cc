@@ -31,12 +31,21 @@ Result<void> StatAt(Task& t, int dirfd, GuestAddr path_addr, int flags, struct s
   return Ok();
 }
 
+// st_uid/st_gid as the caller's user namespace sees them (65534 when unmapped).
+void ShowOwner(Task& t, struct stat* st) {
+  const kernel::UserNamespace* ns = t.tg().creds.user_ns.get();
+  if (!ns) return;
+  st->st_uid = kernel::ShowId(ns, false, st->st_uid);
+  st->st_gid = kernel::ShowId(ns, true, st->st_gid);
+}
+
 }  // namespace
 
 Result<uint64_t> SysFstat(Task& t, int fd, GuestAddr buf) {
   auto f = SENTRY_TRY(GetFile(t, fd));
   struct stat st;
   SENTRY_TRY(f->Stat(&st));
+  ShowOwner(t, &st);
   SENTRY_TRY(t.CopyOut(buf, st));
   return 0;
 }
@@ -45,6 +54,7 @@ Result<uint64_t> SysNewfstatat(Task& t, int dirfd, GuestAddr path, GuestAddr buf
   if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT)) return Errno(EINVAL);
   struct stat st;
   SENTRY_TRY(StatAt(t, dirfd, path, flags, &st));
+  ShowOwner(t, &st);
   SENTRY_TRY(t.CopyOut(buf, st));
   return 0;
 }
@@ -67,6 +77,7 @@ Result<uint64_t> SysStatx(Task& t, int dirfd, GuestAddr path, int flags, uint32_
   if ((flags & kSyncMask) == kSyncMask) return Errno(EINVAL);
   struct stat st;
   SENTRY_TRY(StatAt(t, dirfd, path, flags, &st));
+  ShowOwner(t, &st);
   struct statx sx;
   memset(&sx, 0, sizeof(sx));
   sx.stx_mask = STATX_BASIC_STATS;

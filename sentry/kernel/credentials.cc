@@ -11,7 +11,9 @@ namespace {
 
 bool IsSubset(uint64_t a, uint64_t b) { return (a & ~b) == 0; }
 
-bool AnyRoot(uint32_t r, uint32_t e, uint32_t s) { return r == 0 || e == 0 || s == 0; }
+bool AnyRoot(uint32_t root, uint32_t r, uint32_t e, uint32_t s) {
+  return r == root || e == root || s == root;
+}
 
 Result<uint64_t> CapAmbient(Credentials& c, uint64_t op, uint64_t cap, uint64_t a4, uint64_t a5) {
   if (op == PR_CAP_AMBIENT_CLEAR_ALL) {
@@ -46,7 +48,7 @@ Result<uint64_t> CapAmbient(Credentials& c, uint64_t op, uint64_t cap, uint64_t 
 Result<uint64_t> SetSecurebits(Credentials& c, uint64_t bits) {
   const uint64_t locked_flags = (c.securebits & kSecbitAllLocks) >> 1;
   if ((locked_flags & (c.securebits ^ bits)) || (c.securebits & kSecbitAllLocks & ~bits) ||
-      (bits & ~uint64_t{kSecbitAllBits | kSecbitAllLocks}) || !c.HasCapability(CAP_SETPCAP)) {
+      (bits & ~uint64_t{kSecbitAllBits | kSecbitAllLocks}) || !c.CapableInOwn(CAP_SETPCAP)) {
     return Errno(EPERM);
   }
   c.securebits = static_cast<uint32_t>(bits);
@@ -54,6 +56,22 @@ Result<uint64_t> SetSecurebits(Credentials& c, uint64_t bits) {
 }
 
 }  // namespace
+
+bool Credentials::CapableIn(const UserNamespace* ns, int cap) const {
+  const UserNamespace* own = user_ns.get();
+  const int own_level = own ? own->level() : 0;  // the first namespace is the root: 0
+  for (;;) {
+    if (ns == own) return (cap_effective & CapBit(cap)) != 0;
+    if (!ns || ns->level() <= own_level) return false;  // not a descendant of one's own
+    // The creator's euid owns a child of its namespace, with every capability in it.
+    if (ns->parent() == own && ns->owner() == euid) return true;
+    ns = ns->parent();
+  }
+}
+
+uint32_t Credentials::RootUid() const {
+  return ToKernelId(user_ns.get(), false, 0).value_or(UINT32_MAX);
+}
 
 bool Credentials::InGroup(uint32_t gid) const {
   return gid == fsgid || std::find(groups.begin(), groups.end(), gid) != groups.end();
@@ -69,7 +87,8 @@ Credentials Credentials::Initial(uint32_t uid, uint32_t gid) {
 
 void Credentials::FixupAfterUidChange(const Credentials& old) {
   if (securebits & kSecbitNoSetuidFixup) return;
-  if (AnyRoot(old.ruid, old.euid, old.suid) && !AnyRoot(ruid, euid, suid)) {
+  const uint32_t root = RootUid();
+  if (AnyRoot(root, old.ruid, old.euid, old.suid) && !AnyRoot(root, ruid, euid, suid)) {
     if (!(securebits & kSecbitKeepCaps)) {
       cap_permitted = 0;
       cap_effective = 0;
@@ -78,14 +97,15 @@ void Credentials::FixupAfterUidChange(const Credentials& old) {
     // execve to drop everything: ambient goes even with KEEP_CAPS.
     cap_ambient = 0;
   }
-  if (old.euid == 0 && euid != 0) cap_effective = 0;
-  if (old.euid != 0 && euid == 0) cap_effective = cap_permitted;
+  if (old.euid == root && euid != root) cap_effective = 0;
+  if (old.euid != root && euid == root) cap_effective = cap_permitted;
 }
 
 void Credentials::FixupAfterFsuidChange(const Credentials& old) {
   if (securebits & kSecbitNoSetuidFixup) return;
-  if (old.fsuid == 0 && fsuid != 0) cap_effective &= ~kCapFsSet;
-  if (old.fsuid != 0 && fsuid == 0) cap_effective |= cap_permitted & kCapFsSet;
+  const uint32_t root = RootUid();
+  if (old.fsuid == root && fsuid != root) cap_effective &= ~kCapFsSet;
+  if (old.fsuid != root && fsuid == root) cap_effective |= cap_permitted & kCapFsSet;
 }
 
 bool Credentials::TransformForExec() {
@@ -101,9 +121,10 @@ bool Credentials::TransformForExec() {
   // only root's rules and the ambient set add to it.
   uint64_t permitted = 0;
   bool effective = false;
+  const uint32_t root = RootUid();
   if (!(securebits & kSecbitNoroot)) {
-    if (euid == 0 || ruid == 0) permitted = cap_bounding | cap_inheritable;
-    effective = euid == 0;
+    if (euid == root || ruid == root) permitted = cap_bounding | cap_inheritable;
+    effective = euid == root;
   }
   // no_new_privs: execve may not gain anything (Linux's LSM_UNSAFE_NO_NEW_PRIVS downgrade).
   if (no_new_privs && (id_changed || !IsSubset(permitted, old_permitted))) {
@@ -117,13 +138,13 @@ bool Credentials::TransformForExec() {
   cap_permitted = permitted | cap_ambient;
   cap_effective = effective ? cap_permitted : cap_ambient;
   securebits &= ~kSecbitKeepCaps;
-  return setid || (ruid != 0 && (effective || !IsSubset(cap_permitted, cap_ambient)));
+  return setid || (ruid != root && (effective || !IsSubset(cap_permitted, cap_ambient)));
 }
 
 Result<void> Credentials::SetCapabilities(uint64_t effective, uint64_t permitted,
                                           uint64_t inheritable) {
   // Without CAP_SETPCAP a task may only move permitted capabilities into inheritable.
-  if (!HasCapability(CAP_SETPCAP) && !IsSubset(inheritable, cap_inheritable | cap_permitted)) {
+  if (!CapableInOwn(CAP_SETPCAP) && !IsSubset(inheritable, cap_inheritable | cap_permitted)) {
     return Errno(EPERM);
   }
   if (!IsSubset(inheritable, cap_inheritable | cap_bounding)) return Errno(EPERM);
@@ -158,7 +179,7 @@ Result<uint64_t> Credentials::Prctl(int option, uint64_t a2, uint64_t a3, uint64
       if (!CapValid(a2)) return Errno(EINVAL);
       return (cap_bounding & CapBit(static_cast<int>(a2))) != 0;
     case PR_CAPBSET_DROP:
-      if (!HasCapability(CAP_SETPCAP)) return Errno(EPERM);
+      if (!CapableInOwn(CAP_SETPCAP)) return Errno(EPERM);
       if (!CapValid(a2)) return Errno(EINVAL);
       cap_bounding &= ~CapBit(static_cast<int>(a2));
       return 0;

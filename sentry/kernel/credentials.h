@@ -1,9 +1,11 @@
 // A process's credentials: user and group ids, supplementary groups, and the capability model
 // of capabilities(7) (the five sets, securebits, no_new_privs).
 //
-// There is one user namespace (the sandbox's) and no file capabilities: the gofer strips
-// set-ID bits and our VFS stores no security.capability xattrs, so execve follows the
-// "root uid" rules alone. Capability numbers and masks are Linux's (<linux/capability.h>).
+// Ids are kernel ids (the sandbox's first user namespace's); `user_ns` is the namespace the
+// process is in (null: the first), through which it sees and names ids (user_namespace.h).
+// There are no file capabilities: the gofer strips set-ID bits and our VFS stores no
+// security.capability xattrs, so execve follows the "root uid" rules alone, root being the
+// id that uid 0 of `user_ns` maps to. Capability numbers and masks are Linux's.
 #pragma once
 
 #include <linux/capability.h>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "sentry/base/errno.h"
+#include "sentry/kernel/user_namespace.h"
 
 namespace sentry::kernel {
 
@@ -50,9 +53,21 @@ struct Credentials {
   uint64_t cap_ambient = 0;
   uint32_t securebits = 0;
   bool no_new_privs = false;
+  UserNsRef user_ns;  // null: the sandbox's first user namespace
 
-  // The sandbox has one user namespace, so "capable" is the effective bit.
-  bool HasCapability(int cap) const { return (cap_effective & CapBit(cap)) != 0; }
+  // Linux's cap_capable: `cap` over objects owned by user namespace `ns` (null: the first).
+  // The effective bit in one's own namespace; everything in a descendant namespace whose
+  // creator (owner) has this euid and whose parent is one's own, or above that.
+  bool CapableIn(const UserNamespace* ns, int cap) const;
+  // Capable over the sandbox's first user namespace (Linux's capable()): what privileged
+  // operations on sandbox-wide objects need (files, other users' processes, the clock...).
+  bool HasCapability(int cap) const { return CapableIn(nullptr, cap); }
+  // Capable in the process's own user namespace (ns_capable(current_user_ns())): set*id,
+  // and making namespaces.
+  bool CapableInOwn(int cap) const { return CapableIn(user_ns.get(), cap); }
+  // The kernel uid of `user_ns`'s root (uid 0 there), or an id no process has when 0 is
+  // unmapped: the "root" of the capability rules on set*id and execve.
+  uint32_t RootUid() const;
   // Linux's in_group_p: the fs gid or a supplementary group.
   bool InGroup(uint32_t gid) const;
 

@@ -36,7 +36,7 @@ Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs
       max_tasks_(DefaultTaskLimit(platform_->host_tasks_per_task())) {
   // Service threads start now: later a guest may have used up what the host gives.
   TimerQueue::Global();
-  init_ns_ = InitialNamespaces(*vfs_, ipc_);
+  init_ns_ = InitialNamespaces(*vfs_, ipc_, *net_);
   InstallTtyHost(*this);
   InstallAsyncHost(*this);
   netstack::SetCredentialSource(TaskSocketCreds);

@@ -1,6 +1,7 @@
 // The namespaces a task is in, other than its user namespace (Linux's nsproxy): mount, UTS,
-// IPC, and the kinds this kernel keeps no separate state for yet (network, PID, cgroup,
-// time), which exist as identities only, so that /proc/PID/ns and setns see them.
+// IPC, network (a netstack::Stack each), and the kinds this kernel keeps no separate state
+// for yet (PID, cgroup, time), which exist as identities only, so that /proc/PID/ns and
+// setns see them.
 //
 // A task's Namespaces is shared and never changed in place: unshare, setns and clone with
 // CLONE_NEW* give the task a new one. Task::ns_ is written by the task's own thread under
@@ -14,18 +15,25 @@
 #include <string>
 
 #include "sentry/base/errno.h"
+#include "sentry/kernel/user_namespace.h"
 #include "vfs/file.h"
 #include "vfs/vfs.h"
+
+namespace sentry::netstack {
+class Stack;
+}
 
 namespace sentry::kernel {
 
 class IpcNamespace;
 class Kernel;
 class Task;
+struct Credentials;
 
 // uname's node and domain names.
 struct UtsNamespace {
   uint64_t ino = 0;
+  UserNsRef owner;  // the user namespace it was made in (null: the first)
   // Guarded by Kernel::mu_.
   std::string hostname = "sentry";
   std::string domainname = "(none)";
@@ -37,6 +45,21 @@ struct UtsNamespace {
 struct IpcHandle {
   uint64_t ino = 0;
   IpcNamespace* ipc = nullptr;
+  UserNsRef owner;
+};
+
+// A network namespace: its own stack (lo, loopback ports, abstract AF_UNIX names). Sockets
+// keep their stack alive on their own, so the namespace may go before them.
+struct NetNamespace {
+  uint64_t ino = 0;
+  std::shared_ptr<netstack::Stack> stack;
+  UserNsRef owner;
+};
+
+// A mount namespace and the user namespace that owns it, as nsfs files carry it.
+struct MountNsHandle {
+  vfs::MountNsRef mnt;
+  UserNsRef owner;
 };
 
 // A namespace with no state of its own here: its identity (nsfs inode number) only.
@@ -46,42 +69,51 @@ struct NsIdentity {
 
 struct Namespaces {
   vfs::MountNsRef mnt;
+  UserNsRef mnt_owner;  // the user namespace `mnt` was made in
   std::shared_ptr<UtsNamespace> uts;
   std::shared_ptr<IpcHandle> ipc;
-  std::shared_ptr<NsIdentity> net;
+  std::shared_ptr<NetNamespace> net;
   std::shared_ptr<NsIdentity> pid;
   std::shared_ptr<NsIdentity> cgroup;
   std::shared_ptr<NsIdentity> time;  // time_for_children: the task's own stays with the process
-  std::shared_ptr<NsIdentity> user;  // the one user namespace (no CLONE_NEWUSER yet)
 };
 using NamespacesRef = std::shared_ptr<const Namespaces>;
 
-// The sandbox's first namespaces; `ipc` is the kernel's initial IPC namespace.
-std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc);
+// The sandbox's first namespaces; `ipc` is the kernel's initial IPC namespace and `net` its
+// network stack (which lives as long as the kernel).
+std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc,
+                                              netstack::Stack& net);
 
 // The CLONE_NEW* flags this kernel can make a namespace for.
 inline constexpr uint64_t kSupportedNsFlags =
-    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWTIME;
+    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWTIME | CLONE_NEWNET;
 // Every CLONE_NEW* flag.
-inline constexpr uint64_t kAllNsFlags =
-    kSupportedNsFlags | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
+inline constexpr uint64_t kAllNsFlags = kSupportedNsFlags | CLONE_NEWUSER | CLONE_NEWPID;
+// The kinds that unshare and clone make (CLONE_NEWUSER included).
+inline constexpr uint64_t kMakeableNsFlags = kSupportedNsFlags | CLONE_NEWUSER;
 
 // A copy of `from` with a new namespace of each kind in `flags` (CLONE_NEW*; the caller
 // checked them and the privilege). A new mount namespace copies the old one's mounts, and the
 // root and working directory in `root`/`cwd` move to the copies of their mounts. A new UTS
-// namespace starts with the old names. Preconditions: Kernel::mu_ not held.
+// namespace starts with the old names; a new network namespace has only lo, down.
+// Preconditions: Kernel::mu_ not held.
 NamespacesRef CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags, vfs::Path* root,
-                             vfs::Path* cwd);
+                             vfs::Path* cwd, const UserNsRef& owner);
 
 class FsContext;
 // For clone and unshare: `t`'s namespaces with new ones of the kinds in `flags` (CLONE_NEW*,
-// checked by the caller against kSupportedNsFlags); `fs` (the new task's, or the caller's
-// own after unshare(CLONE_FS)) moves into a new mount namespace. EPERM without
-// CAP_SYS_ADMIN.
-Result<NamespacesRef> NewNamespaces(Task& t, uint64_t flags, FsContext& fs);
+// checked by the caller against kMakeableNsFlags); `fs` (the new task's, or the caller's
+// own after unshare(CLONE_FS)) moves into a new mount namespace. `creds` (a copy of the
+// caller's) become those of a new user namespace's creator with CLONE_NEWUSER; the other
+// new namespaces belong to the user namespace in `creds`, and need CAP_SYS_ADMIN in it
+// (EPERM).
+Result<NamespacesRef> NewNamespaces(Task& t, uint64_t flags, FsContext& fs, Credentials* creds);
 
-// The nsfs file of `ns`'s namespace of kind `type` (a CLONE_NEW* flag), for /proc/PID/ns
-// and setns.
-vfs::FileRef NamespaceFile(const Namespaces& ns, int type);
+// The user namespace that owns `ns`'s namespace of kind `type` (null: the first).
+const UserNamespace* NamespaceOwner(const Namespaces& ns, int type);
+
+// The nsfs file of `ns`'s namespace of kind `type` (a CLONE_NEW* flag), or of `user` for
+// CLONE_NEWUSER, for /proc/PID/ns and setns.
+vfs::FileRef NamespaceFile(const Namespaces& ns, int type, const UserNsRef& user);
 
 }  // namespace sentry::kernel

@@ -153,8 +153,15 @@ std::string ProcFs::Status(Proc& p) {
                                                          : "S (sleeping)";
   if (p.task == Task::Current()) state = "R (running)";
   const Credentials& c = tg.creds;
+  // Ids as the reader's user namespace sees them.
+  const UserNamespace* view = nullptr;
+  if (Task* r = Task::Current()) view = r->tg().creds.user_ns.get();
+  auto uid = [view](uint32_t id) { return ShowId(view, false, id); };
+  auto gid = [view](uint32_t id) { return ShowId(view, true, id); };
   std::string groups;
-  for (uint32_t g : c.groups) groups += absl::StrFormat("%s%u", groups.empty() ? "" : " ", g);
+  for (uint32_t g : c.groups) {
+    groups += absl::StrFormat("%s%u", groups.empty() ? "" : " ", gid(g));
+  }
   mm::MemoryManager::Usage u;  // VmPeak and VmHWM are not tracked: shown as VmSize, VmRSS
   if (tg.mm) u = tg.mm->MemoryUsage();
   int tid = p.task ? p.task->tid() : tg.tgid;
@@ -174,9 +181,8 @@ std::string ProcFs::Status(Proc& p) {
       "TracerPid:\t%d\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
       "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\nKthread:\t0\n",
       p.task ? p.task->comm() : "", umask, state, tg.tgid, tid, tg.parent ? tg.parent->tgid : 0,
-      p.task ? PtraceTracerPid(*p.task) : 0,
-      c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid, c.sgid, c.fsgid, groups, tg.tgid, tid,
-      tg.pgid, tg.sid);
+      p.task ? PtraceTracerPid(*p.task) : 0, uid(c.ruid), uid(c.euid), uid(c.suid), uid(c.fsuid),
+      gid(c.rgid), gid(c.egid), gid(c.sgid), gid(c.fsgid), groups, tg.tgid, tid, tg.pgid, tg.sid);
   auto kb = [](uint64_t pages) { return absl::StrFormat("%8d kB", pages * 4); };
   if (tg.mm) {
     out += absl::StrFormat(
@@ -299,7 +305,7 @@ InodeRef ProcFs::NamespaceDir(int tgid) {
   for (const auto& [name, type] : kKinds) {
     dir->Add(name, MagicLink(tgid, [type = type](Proc& p) -> vfs::FileRef {
                if (!p.task || !p.task->ns_) return nullptr;
-               return NamespaceFile(*p.task->ns_, type);
+               return NamespaceFile(*p.task->ns_, type, p.tg->creds.user_ns);
              }));
   }
   return dir;
@@ -477,6 +483,51 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
   dir->Add("mounts", mounts(false));
   dir->Add("mountinfo", mounts(true));
   dir->Add("cgroup", Text("0::/\n"));
+  // user_namespaces(7): the maps and setgroups of the process's user namespace. The
+  // writes' checks are UserNamespace's, against the writer's credentials.
+  auto user_ns = [this, tgid, tid]() -> Result<UserNsRef> {
+    Proc p = SENTRY_TRY(Find(tgid, tid));
+    absl::MutexLock l(&k_.mu());
+    return p.tg->creds.user_ns;
+  };
+  auto writer = [this]() -> Credentials {
+    Task* w = Task::Current();
+    absl::MutexLock l(&k_.mu());
+    return w ? w->tg().creds : Credentials{};
+  };
+  for (bool gid : {false, true}) {
+    dir->Add(gid ? "gid_map" : "uid_map",
+             File(
+                 [this, user_ns, gid]() -> Result<std::string> {
+                   UserNsRef ns = SENTRY_TRY(user_ns());
+                   if (!ns) return std::string("         0          0 4294967295\n");
+                   Task* r = Task::Current();
+                   UserNsRef reader;
+                   if (r) {
+                     absl::MutexLock l(&k_.mu());
+                     reader = r->tg().creds.user_ns;
+                   }
+                   return ns->MapText(gid, reader.get());
+                 },
+                 0666,
+                 [user_ns, writer, gid](const std::string& v) -> Result<void> {
+                   UserNsRef ns = SENTRY_TRY(user_ns());
+                   if (!ns) return Errno(EPERM);  // the first namespace's maps are fixed
+                   return std::const_pointer_cast<UserNamespace>(ns)->WriteMap(gid, v, writer());
+                 }));
+  }
+  dir->Add("setgroups", File(
+                            [user_ns]() -> Result<std::string> {
+                              UserNsRef ns = SENTRY_TRY(user_ns());
+                              return ns ? ns->SetgroupsText() : std::string("allow\n");
+                            },
+                            0666,
+                            [user_ns, writer](const std::string& v) -> Result<void> {
+                              UserNsRef ns = SENTRY_TRY(user_ns());
+                              if (!ns) return Errno(EPERM);
+                              return std::const_pointer_cast<UserNamespace>(ns)->WriteSetgroups(
+                                  v, writer());
+                            }));
   dir->Add("oom_score_adj", File(
                                 [this, tgid, tid]() -> Result<std::string> {
                                   Proc p = SENTRY_TRY(Find(tgid, tid));

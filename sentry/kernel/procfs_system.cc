@@ -8,7 +8,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "netstack/ping.h"
+#include "netstack/stack.h"
 #include "sentry/base/host_files.h"
 #include "sentry/kernel/aio.h"
 #include "sentry/kernel/keys.h"
@@ -54,6 +56,27 @@ class Builder {
       if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &v)) return Errno(EINVAL);
       vfs::SetLeaseBreakTime(v);
       return Ok();
+    };
+    return std::make_shared<SyntheticFile>(sb_, 0644, gen, write);
+  }
+  // net.ipv4.ping_group_range of the reader's network namespace; writable by root.
+  InodeRef PingGroupRangeFile() {
+    auto stack = [this]() -> netstack::Stack& {
+      Task* t = Task::Current();
+      return t ? *t->ns().net->stack : k_.net();
+    };
+    auto gen = [stack]() -> Result<std::string> {
+      auto [low, high] = stack().PingGroupRange();
+      return absl::StrFormat("%u\t%u\n", low, high);
+    };
+    auto write = [stack](const std::string& text) -> Result<void> {
+      std::vector<std::string> f =
+          absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+      uint64_t low, high;
+      if (f.size() != 2 || !absl::SimpleAtoi(f[0], &low) || !absl::SimpleAtoi(f[1], &high)) {
+        return Errno(EINVAL);
+      }
+      return stack().SetPingGroupRange(low, high);
     };
     return std::make_shared<SyntheticFile>(sb_, 0644, gen, write);
   }
@@ -219,8 +242,7 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   ipv4->Add("tcp_rmem", Text("4096\t131072\t6291456\n"));
   ipv4->Add("tcp_wmem", Text("4096\t16384\t4194304\n"));
   ipv4->Add("tcp_fin_timeout", Text("60\n"));
-  ipv4->Add("ping_group_range",
-            Text(absl::StrFormat("%u\t%u\n", netstack::kPingGroupLow, netstack::kPingGroupHigh)));
+  ipv4->Add("ping_group_range", PingGroupRangeFile());
   net->Add("ipv4", ipv4);
   auto unx = Dir();
   unx->Add("max_dgram_qlen", Text("10\n"));
@@ -261,8 +283,10 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
   root.Add("sys", b->Sys());
   auto net = b->Dir();
   for (const char* name : {"unix", "tcp", "tcp6", "udp", "udp6"}) {
+    // The reader's network namespace, as Linux's /proc/net (a link to self/net).
     net->Add(name, b->File([&k, n = std::string(name)]() -> Result<std::string> {
-      return k.net().ProcNet(n);
+      Task* t = Task::Current();
+      return (t ? *t->ns().net->stack : k.net()).ProcNet(n);
     }));
   }
   // Only the loopback interface exists.

@@ -320,7 +320,11 @@ vfs::Context Task::VfsContext() {
   c.creds.uid = tg_->creds.fsuid;
   c.creds.gid = tg_->creds.fsgid;
   c.creds.groups = tg_->creds.groups;
-  c.creds.caps = tg_->creds.cap_effective;
+  // Inside a child user namespace the file overrides (CAP_DAC_*, CAP_FOWNER, CAP_CHOWN...)
+  // are not granted: Linux grants them there only over files whose owner and group are
+  // mapped into it, which this VFS does not check. Mount checks go by namespace owner
+  // (sys_mount.cc), not by these bits.
+  c.creds.caps = tg_->creds.user_ns ? 0 : tg_->creds.cap_effective;
   return c;
 }
 

@@ -9,6 +9,10 @@
 # 2. `unshare -m` with a read-only remount of that tmpfs: the write fails with EROFS.
 # 3. `unshare -u sh -c 'hostname inner; hostname'`, and the outer hostname is unchanged.
 # 4. `unshare -i` with `ipcmk`/`ipcs`: a queue made inside is not seen outside.
+# 8. `unshare -r`/`unshare -U` (ids and maps), and as uid 1000 (setpriv): `unshare -r`,
+#    `-rn` with lo up, `-rmu` with a hostname and a tmpfs, bwrap --unshare-user/net/uts.
+# 7. `unshare -n` with `ip link`/`ip addr`/`ip link set lo up`/`ip route`: lo only, down,
+#    then up with its addresses, and no route out.
 # 6. In the sandbox only: remounts, binds and moves never make its locked read-only root
 #    writable.
 # 5. `bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp -- sh -c 'echo ok; ...'` if
@@ -55,6 +59,31 @@ same unshare -m sh -c "mount -t tmpfs t $dir && mkdir $dir/a $dir/b && mount --b
 same sh -c "h=\$(hostname); unshare -u sh -c 'hostname inner; hostname'; [ \"\$(hostname)\" = \"\$h\" ] && echo outer unchanged"
 same sh -c "unshare -i sh -c 'ipcmk -Q >/dev/null && ipcs -q | grep -c 0x'; ipcs -q | grep -c 0x"
 same sh -c "readlink /proc/self/ns/uts | cut -d: -f1; unshare -u readlink /proc/self/ns/uts | cut -d: -f1"
+# Network namespaces: a fresh one has lo only, down and without addresses; `ip link set lo
+# up` gives it 127.0.0.1 and ::1; nothing outside is reachable from it.
+if command -v ip >/dev/null 2>&1; then
+  same unshare -n ip -o link
+  same unshare -n ip -o addr
+  same unshare -n sh -c 'ip link set lo up && ip -o addr | cut -d" " -f2,7 && ip -o link | cut -d" " -f2,3'
+  same unshare -n sh -c 'ip route; ping -c1 -W1 192.0.2.1 >/dev/null 2>&1; echo ping status $?'
+else
+  echo "note: iproute2 is not installed; its cases were not run"
+fi
+# User namespaces: root mapped to itself; nothing mapped before the maps are written; a
+# non-root user (setpriv, util-linux) who is root only inside, and bwrap as that user.
+same unshare -r id
+same sh -c 'unshare -U cat /proc/self/uid_map; unshare -U id -u'
+same unshare -r sh -c 'cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups'
+if command -v setpriv >/dev/null 2>&1; then
+  nonroot="setpriv --reuid 1000 --regid 1000 --clear-groups"
+  chmod 755 "$tmp"  # uid 1000 walks to $dir
+  same $nonroot unshare -r sh -c 'id; cat /proc/self/uid_map; stat -c %u /; hostname x 2>/dev/null || echo no hostname'
+  same $nonroot unshare -rn sh -c 'ip link set lo up && ip -o addr | cut -d" " -f2,7'
+  same $nonroot unshare -rmu sh -c "hostname inner && hostname && mount -t tmpfs t $dir && touch $dir/f && ls $dir"
+  if command -v bwrap >/dev/null 2>&1; then
+    same $nonroot bwrap --unshare-user --unshare-net --unshare-uts --ro-bind / / --tmpfs /tmp -- sh -c 'id -u; ip -o link | cut -d" " -f2,3; ls -A /tmp | wc -l'
+  fi
+fi
 if command -v bwrap >/dev/null 2>&1; then
   same bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp -- sh -c 'echo ok; ls /tmp | wc -l; test -c /dev/null && echo dev'
 else
