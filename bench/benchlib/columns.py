@@ -84,7 +84,7 @@ class SentryRun(Column):
         if audited:
             fd, policy = tempfile.mkstemp(prefix="bench-policy.", suffix=".json")
             with os.fdopen(fd, "w") as f:
-                json.dump({"filesystem": {"denyRead": ["~/.ssh", "/etc/shadow", "**/.env"],
+                json.dump({"filesystem": {"denyRead": ["~/.ssh", "~/.aws", "/etc/shadow"],
                                           "denyWrite": [".git/hooks"]},
                            "limits": {"pids": 4096}}, f)
             self.extra = [f"--policy={policy}", "--audit=/dev/null"]

@@ -41,25 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
-fail=0
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAIL: $what"
-    fail=1
-  fi
-}
+source "$(dirname "$0")/../lib/checks.sh"
 has() { grep -q -- "$2" <<<"$1"; }
-ours() {
-  local n=0 exe
-  for exe in /proc/[0-9]*/exe; do
-    case "$(readlink "$exe" 2>/dev/null)" in "$bindir"/*) n=$((n + 1)) ;; esac
-  done
-  echo "$n"
-}
 # What a run could leave behind, counted so that other sandboxes running at the same time do
 # not count: this build's processes (the test runs serially), host cgroups of sentry-run
 # (named sentry-run-PID) whose process is gone, mounts naming this build or this test's
@@ -73,7 +56,7 @@ leftovers() {
   for d in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name 'sentry-run-*' 2>/dev/null); do
     [ -d "/proc/${d##*-}" ] || stale=$((stale + 1))
   done
-  echo "processes $(ours) stale-cgroups $stale" \
+  echo "processes $(build_processes) stale-cgroups $stale" \
     "mounts $(grep -c -e "$bindir" -e "$base" /proc/self/mountinfo)" \
     "files $(find /dev/shm -maxdepth 1 -newer "$marker" -name '*sentry*' 2>/dev/null | wc -l)"
 }

@@ -34,17 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
-fail=0
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAIL: $what"
-    fail=1
-  fi
-}
+source "$(dirname "$0")/../lib/checks.sh"
 ours() {  # ours [PATTERN]: pids of this build's processes (whose exe is PATTERN)
   local exe
   for exe in /proc/[0-9]*/exe; do

@@ -41,7 +41,8 @@ export DOCKER_HOST=unix://$work/docker.sock
 # of its own.
 CTR=(ctr --address "$work/exec/containerd/containerd.sock" -n sentry-test)
 cat >"$work/daemon.json" <<JSON
-{"runtimes": {"sentry": {"path": "$SENTRY"}}}
+{"runtimes": {"sentry": {"path": "$SENTRY"}$(
+  runsc=$(command -v runsc) && printf ', "runsc": {"path": "%s", "runtimeArgs": ["--platform=ptrace"]}' "$runsc")}}
 JSON
 # In a network namespace of its own (when unshare can make one), dockerd may keep its default
 # bridge network: the bridge and its veths live there, never on the host's network.
@@ -275,8 +276,15 @@ median() {
   done
   printf '%s\n' "${times[@]}" | sort -n | sed -n 3p
 }
+# runsc (gVisor, ptrace platform) when installed; "n/a" if it cannot run here.
+runsc_ms="n/a (not installed)"
+if command -v runsc >/dev/null; then
+  ms=$(median runsc)
+  runsc_ms=${ms:+$ms ms}
+  runsc_ms=${runsc_ms:-"n/a ($(docker run --rm --network none --runtime=runsc $IMG true 2>&1 | tail -c 200))"}
+fi
 echo "startup median of 5 (docker run --rm IMG true): sentry $(median sentry) ms," \
-  "runc $(median runc) ms"
+  "runc $(median runc) ms, runsc $runsc_ms"
 
 echo "$failures failure(s)"
 ((failures == 0))

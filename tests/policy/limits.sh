@@ -22,34 +22,15 @@ bindir=$(dirname "$(readlink -f "$sentry_run")")
 py=/usr/bin/python3
 base=$(mktemp -d) || exit 2
 trap 'rm -rf "$base"' EXIT
-fail=0
-
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAIL: $what"
-    fail=1
-  fi
-}
+source "$(dirname "$0")/../lib/checks.sh"
 has() { grep -q -- "$2" <<<"$1"; }
-# The host processes running this build's binaries (sentry-run, its gofer, the stubs).
-ours() {
-  local n=0 exe
-  for exe in /proc/[0-9]*/exe; do
-    case "$(readlink "$exe" 2>/dev/null)" in "$bindir"/*) n=$((n + 1)) ;; esac
-  done
-  echo "$n"
-}
 # run ARGS...: sentry-run on this platform, bounded by the host's timeout(1) in case a limit
 # does not hold; stdout and stderr in $out, the status in $status.
 run() {
   out=$(timeout -s KILL 60 "$sentry_run" --platform="$platform" --tty=never "$@" 2>&1)
   status=$?
 }
-before=$(ours)
+before=$(build_processes)
 
 # --- --timeout: the wall clock ends the whole sandbox.
 run --timeout 2s -- /bin/sh -c 'trap "" TERM INT HUP; sleep 30; echo not-killed'
@@ -69,7 +50,7 @@ echo '{"limits": {"timeout": 1.5}}' >"$base/timeout.json"
 run --policy "$base/timeout.json" -- /bin/sleep 30
 check "limits.timeout 1.5: exit status 124 (got $status)" test "$status" -eq 124
 check "limits.timeout 1.5: the message ($out)" test "$out" = "sentry-run: timeout 1.5s reached; killed"
-check "after the timeouts no process is left ($(ours) vs $before)" test "$(ours)" -eq "$before"
+check "after the timeouts no process is left ($(build_processes) vs $before)" test "$(build_processes)" -eq "$before"
 
 # --- --memory: the Sentry's accounting.
 mem_bomb='x = []
@@ -124,7 +105,7 @@ print("survived")'
 else
   echo "skip: no host memory cgroup here; the OOM backstop is not tested"
 fi
-check "after the memory checks no process is left ($(ours) vs $before)" test "$(ours)" -eq "$before"
+check "after the memory checks no process is left ($(build_processes) vs $before)" test "$(build_processes)" -eq "$before"
 
 # --- Unprivileged (nobody): no cgroup can be made; --debug says so, and the accounting and
 # the timeout still hold.
@@ -242,7 +223,7 @@ try:
 except RuntimeError as e:
     print("threads", n, e)'
 check "thread bomb under --memory 256m: its stacks hit the limit ($out)" has "$out" "^threads "
-check "after the bombs no process is left ($(ours) vs $before)" test "$(ours)" -eq "$before"
+check "after the bombs no process is left ($(build_processes) vs $before)" test "$(build_processes)" -eq "$before"
 
 # --- Policy file and --print-policy.
 cat >"$base/all.json" <<'JSON'
@@ -304,6 +285,6 @@ bad open-files '{"limits": {"openFiles": 2000000}}' \
   'limits.openFiles: expected a number from 1 to 1048576'
 bad cpus '{"limits": {"cpus": 2}}' 'limits.cpus: not supported yet'
 
-check "at the end no process is left ($(ours) vs $before)" test "$(ours)" -eq "$before"
+check "at the end no process is left ($(build_processes) vs $before)" test "$(build_processes)" -eq "$before"
 [ "$fail" -eq 0 ] && echo "limits.sh ($platform): PASS"
 exit "$fail"

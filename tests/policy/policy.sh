@@ -43,18 +43,8 @@ mkdir -p "$ws" "$other" "$home/.config/sentry" || exit 2
 : >"$marker"
 : >"$run_marker"
 export HOME=$home  # no policy file of the caller's own unless a check writes one
-fail=0
+source "$(dirname "$0")/../lib/checks.sh"
 
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAIL: $what"
-    fail=1
-  fi
-}
 has() { grep -qx -- "$2" <<<"$1"; }
 lacks() { ! grep -qx -- "$2" <<<"$1"; }
 

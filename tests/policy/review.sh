@@ -20,17 +20,7 @@ platform=$2
 base=$(mktemp -d) || exit 2
 trap 'rm -rf "$base"' EXIT
 export XDG_STATE_HOME=$base/state
-fail=0
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then
-    echo "ok: $what"
-  else
-    echo "FAIL: $what"
-    fail=1
-  fi
-}
+source "$(dirname "$0")/../lib/checks.sh"
 has() { grep -qF -- "$2" <<<"$1"; }
 # A listing of a tree: path, type, mode and content hash (or link target) of each entry.
 snapshot() {
