@@ -42,7 +42,7 @@ export DOCKER_HOST=unix://$work/docker.sock
 CTR=(ctr --address "$work/exec/containerd/containerd.sock" -n sentry-test)
 cat >"$work/daemon.json" <<JSON
 {"runtimes": {"sentry": {"path": "$SENTRY"}$(
-  runsc=$(command -v runsc) && printf ', "runsc": {"path": "%s", "runtimeArgs": ["--platform=ptrace"]}' "$runsc")}}
+  runsc=$(command -v runsc) && printf ', "runsc": {"path": "%s", "runtimeArgs": ["--platform=ptrace", "--network=none"]}' "$runsc")}}
 JSON
 # In a network namespace of its own (when unshare can make one), dockerd may keep its default
 # bridge network: the bridge and its veths live there, never on the host's network.
