@@ -88,16 +88,6 @@ static pid_t fork_checked(void) {
   return p;
 }
 
-// Runs fn in a child process and checks it exits 0.
-static void in_child(void (*fn)(void)) {
-  pid_t p = fork_checked();
-  if (p == 0) {
-    fn();
-    _exit(0);
-  }
-  CHECK_EXIT(p, 0);
-}
-
 // Re-executes this program in `mode`; the child's checks decide its exit status.
 static void exec_self(const char *mode) {
   execl(conf_self, conf_self, mode, (char *)NULL);
@@ -231,7 +221,7 @@ static void capset_rules_child(void) {
   CHECK_EQ(c.eff >> 32, 0);
 }
 
-TEST(capset_rules) { in_child(capset_rules_child); }
+TEST(capset_rules) { conf_in_child(capset_rules_child); }
 
 // --- prctl: bounding set, ambient set, keepcaps, securebits ---
 
@@ -253,7 +243,7 @@ static void bounding_child(void) {
   CHECK_EQ(prctl(PR_CAPBSET_READ, CAP_CHOWN, 0, 0, 0), 1);
 }
 
-TEST(bounding_set) { in_child(bounding_child); }
+TEST(bounding_set) { conf_in_child(bounding_child); }
 
 static void ambient_child(void) {
   struct caps c = get_caps();
@@ -289,7 +279,7 @@ static void ambient_child(void) {
   CHECK_ERRNO(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_CHOWN, 0, 0), EPERM);
 }
 
-TEST(ambient_set) { in_child(ambient_child); }
+TEST(ambient_set) { conf_in_child(ambient_child); }
 
 static void securebits_child(void) {
   CHECK_EQ(prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0), 0);
@@ -322,7 +312,7 @@ static void securebits_child(void) {
   CHECK_EQ(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), 1);
 }
 
-TEST(keepcaps_securebits) { in_child(securebits_child); }
+TEST(keepcaps_securebits) { conf_in_child(securebits_child); }
 
 // --- user id changes ---
 
@@ -420,10 +410,10 @@ static void setuid_rules_child(void) {
 }
 
 TEST(setuid_transitions) {
-  in_child(setresuid_drops_child);
-  in_child(keepcaps_child);
-  in_child(seteuid_child);
-  in_child(setuid_rules_child);
+  conf_in_child(setresuid_drops_child);
+  conf_in_child(keepcaps_child);
+  conf_in_child(seteuid_child);
+  conf_in_child(setuid_rules_child);
 }
 
 static void setfsuid_child(void) {
@@ -474,7 +464,7 @@ TEST(setfsuid_setfsgid) {
   CHECK_OK(mkdir("fsdir", 0777));
   CHECK_OK(chmod("fsdir", 0777));
   CHECK_OK(chdir("fsdir"));
-  in_child(setfsuid_child);
+  conf_in_child(setfsuid_child);
   CHECK_OK(chdir(".."));
 }
 
@@ -749,10 +739,10 @@ static void limits_child(void) {
 }
 
 TEST(capability_checks) {
-  in_child(dac_child);
-  in_child(owner_child);
-  in_child(kill_child);
-  in_child(limits_child);
+  conf_in_child(dac_child);
+  conf_in_child(owner_child);
+  conf_in_child(kill_child);
+  conf_in_child(limits_child);
 }
 
 // --- /proc/self/status ---
@@ -807,7 +797,7 @@ static void status_child(void) {
   CHECK_EQ(status_field("CapEff"), 0);
 }
 
-TEST(proc_status) { in_child(status_child); }
+TEST(proc_status) { conf_in_child(status_child); }
 
 int main(int argc, char **argv) {
   conf_init(argc, argv);

@@ -199,6 +199,18 @@ static inline int conf_wait(pid_t pid) {
     CHECK_EQ(WEXITSTATUS(conf_st_), (code));   \
   } while (0)
 
+// Runs fn in a forked child, which must exit 0 (a failed check there exits 1).
+static inline void conf_in_child(void (*fn)(void)) {
+  fflush(stdout);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    fn();
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+}
+
 // Waits for pid and checks that it was killed by the given signal.
 #define CHECK_KILLED(pid, sig)                 \
   do {                                         \

@@ -23,18 +23,6 @@
 
 static const char *tmp;  // the scratch directory (absolute)
 
-// Runs fn in a forked child, which must exit 0.
-static void in_child(void (*fn)(void)) {
-  fflush(stdout);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    fn();
-    _exit(0);
-  }
-  CHECK_EXIT(pid, 0);
-}
-
 static void new_mount_ns(void) {
   CHECK_OK(unshare(CLONE_NEWNS));
   CHECK_OK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
@@ -179,7 +167,7 @@ static void clone_newns_child(void) {
 
 TEST(clone_newns) {
   fresh_dir("cloned");
-  in_child(clone_newns_child);
+  conf_in_child(clone_newns_child);
 }
 
 // --- mount, remount, bind, move -------------------------------------------------------------
@@ -231,7 +219,7 @@ static void remount_child(void) {
   CHECK_ERRNO(mount(NULL, a, NULL, MS_REMOUNT, "nosuchoption=1"), EINVAL);
 }
 
-TEST(remount) { in_child(remount_child); }
+TEST(remount) { conf_in_child(remount_child); }
 
 static void bind_child(void) {
   char a[NS_BASE], b[NS_BASE], c[NS_BASE], sub[2 * NS_BASE], p[PATH_MAX], opt[512];
@@ -299,7 +287,7 @@ static void bind_child(void) {
   CHECK_ERRNO(mount(NULL, p, NULL, MS_PRIVATE, NULL), EINVAL);  // not a mount's root
 }
 
-TEST(bind_and_propagation) { in_child(bind_child); }
+TEST(bind_and_propagation) { conf_in_child(bind_child); }
 
 static void move_child(void) {
   char a[NS_BASE], b[NS_BASE], p[PATH_MAX], inner[PATH_MAX];
@@ -324,7 +312,7 @@ static void move_child(void) {
   CHECK_ERRNO(mount("", a, NULL, MS_MOVE, NULL), EINVAL);
 }
 
-TEST(move) { in_child(move_child); }
+TEST(move) { conf_in_child(move_child); }
 
 static void umount_child(void) {
   char a[NS_BASE], p[PATH_MAX], sub[PATH_MAX];
@@ -371,7 +359,7 @@ static void umount_child(void) {
   CHECK(!mounted(a));
 }
 
-TEST(umount) { in_child(umount_child); }
+TEST(umount) { conf_in_child(umount_child); }
 
 // Mount points with spaces, tabs and backslashes show as octal escapes.
 static void mangle_child(void) {
@@ -385,7 +373,7 @@ static void mangle_child(void) {
   CHECK(!mountinfo("/proc/self/mountinfo", shown, NULL, NULL));
 }
 
-TEST(mangled_names) { in_child(mangle_child); }
+TEST(mangled_names) { conf_in_child(mangle_child); }
 
 static void pivot_child(void) {
   char nr[NS_BASE], p[PATH_MAX], old_tmp[PATH_MAX];
@@ -423,7 +411,7 @@ static void pivot_child(void) {
   CHECK(!mounted("/oldroot"));
 }
 
-TEST(pivot_root) { in_child(pivot_child); }
+TEST(pivot_root) { conf_in_child(pivot_child); }
 
 // --- UTS and IPC namespaces ----------------------------------------------------------------
 
@@ -458,7 +446,7 @@ static void uts_child(void) {
   CHECK_EQ(strcmp(after.nodename, "conf-two"), 0);
 }
 
-TEST(uts) { in_child(uts_child); }
+TEST(uts) { conf_in_child(uts_child); }
 
 static void ipc_child(void) {
   key_t key = 0x4e530001;
@@ -486,7 +474,7 @@ static void ipc_child(void) {
   CHECK_OK(mq_unlink("/conf_ns_q"));
 }
 
-TEST(ipc) { in_child(ipc_child); }
+TEST(ipc) { conf_in_child(ipc_child); }
 
 // --- nsfs and setns -------------------------------------------------------------------------
 
@@ -523,7 +511,7 @@ static void nsfs_child(void) {
   CHECK(ns_ino_of("/proc/self/ns/uts") != uts);
 }
 
-TEST(nsfs) { in_child(nsfs_child); }
+TEST(nsfs) { conf_in_child(nsfs_child); }
 
 static void setns_child(void) {
   struct utsname orig, u;
@@ -566,7 +554,7 @@ static void setns_child(void) {
   close(ipc_fd);
 }
 
-TEST(setns) { in_child(setns_child); }
+TEST(setns) { conf_in_child(setns_child); }
 
 // --- privilege and flag errors ----------------------------------------------------------
 
@@ -604,8 +592,8 @@ static void bad_flags_child(void) {
 
 TEST(errors) {
   fresh_dir("unpriv");
-  in_child(unprivileged_child);
-  in_child(bad_flags_child);
+  conf_in_child(unprivileged_child);
+  conf_in_child(bad_flags_child);
 }
 
 int main(int argc, char **argv) {

@@ -25,17 +25,6 @@
 
 static const char *tmp;  // the scratch directory
 
-static void in_child(void (*fn)(void)) {
-  fflush(stdout);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    fn();
-    _exit(0);
-  }
-  CHECK_EXIT(pid, 0);
-}
-
 static struct sockaddr_in v4(uint32_t host_ip, uint16_t port) {
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
   a.sin_addr.s_addr = htonl(host_ip);
@@ -187,7 +176,7 @@ static void fresh_down_child(void) {
   CHECK_ERRNO(connect(e, (struct sockaddr *)&out, sizeof(out)), ENETUNREACH);
 }
 
-TEST(fresh_namespace_lo_down) { in_child(fresh_down_child); }
+TEST(fresh_namespace_lo_down) { conf_in_child(fresh_down_child); }
 
 static void netlink_child(void) {
   CHECK_OK(unshare(CLONE_NEWNET));
@@ -211,7 +200,7 @@ static void netlink_child(void) {
   CHECK_OK(bind(t6, (struct sockaddr *)&a6, sizeof(a6)));
 }
 
-TEST(netlink_link_up_down) { in_child(netlink_child); }
+TEST(netlink_link_up_down) { conf_in_child(netlink_child); }
 
 // Binds an abstract AF_UNIX stream listener named `name`.
 static int abstract_listener(const char *name, struct sockaddr_un *a, socklen_t *len) {
@@ -279,7 +268,7 @@ static void isolation_child(void) {
   unlink(path);
 }
 
-TEST(isolation) { in_child(isolation_child); }
+TEST(isolation) { conf_in_child(isolation_child); }
 
 // Whether /proc/net/tcp lists a listener on `port`.
 static int proc_net_tcp_has(uint16_t port) {
@@ -337,7 +326,7 @@ static void procfs_child(void) {
   CHECK(strcmp(buf, outer_range) == 0);  // the inner write stayed inside
 }
 
-TEST(procfs_and_setns) { in_child(procfs_child); }
+TEST(procfs_and_setns) { conf_in_child(procfs_child); }
 
 static int clone_child_fn(void *arg) {
   (void)arg;
@@ -364,7 +353,7 @@ static void unprivileged_child(void) {
   CHECK_ERRNO(unshare(CLONE_NEWNET), EPERM);
 }
 
-TEST(unprivileged) { in_child(unprivileged_child); }
+TEST(unprivileged) { conf_in_child(unprivileged_child); }
 
 int main(int argc, char **argv) {
   conf_init(argc, argv);

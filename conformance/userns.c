@@ -21,17 +21,6 @@
 
 static const char *tmp;  // the scratch directory
 
-static void in_child(void (*fn)(void)) {
-  fflush(stdout);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    fn();
-    _exit(0);
-  }
-  CHECK_EXIT(pid, 0);
-}
-
 // Writes `text` to /proc/PID/FILE; returns 0 or the errno of the open or the write.
 static int write_proc(pid_t pid, const char *file, const char *text) {
   char path[64];
@@ -111,7 +100,7 @@ static void root_child(void) {
   CHECK_OK(sethostname("inner", 5));
 }
 
-TEST(unshare_as_root) { in_child(root_child); }
+TEST(unshare_as_root) { conf_in_child(root_child); }
 
 static void unprivileged_child(void) {
   CHECK_OK(setgroups(0, NULL));
@@ -158,7 +147,7 @@ static void unprivileged_child(void) {
 
 TEST(unshare_unprivileged) {
   CHECK_OK(chmod(tmp, 0777));
-  in_child(unprivileged_child);
+  conf_in_child(unprivileged_child);
 }
 
 // pipes[0..1]: the child says it saw 65534; pipes[2..3]: the parent says it mapped.
@@ -199,7 +188,7 @@ static void setns_child(void) {
   CHECK_ERRNO(setns(outer, CLONE_NEWUSER), EPERM);  // no capability up there
 }
 
-TEST(setns) { in_child(setns_child); }
+TEST(setns) { conf_in_child(setns_child); }
 
 static void depth_child(void) {
   int made = 0;
@@ -217,7 +206,7 @@ static void depth_child(void) {
   CHECK(made < 40);
 }
 
-TEST(depth) { in_child(depth_child); }
+TEST(depth) { conf_in_child(depth_child); }
 
 static void *idle_thread(void *arg) {
   (void)arg;
@@ -231,7 +220,7 @@ static void threaded_child(void) {
   CHECK_ERRNO(unshare(CLONE_NEWUSER), EINVAL);
 }
 
-TEST(threaded) { in_child(threaded_child); }
+TEST(threaded) { conf_in_child(threaded_child); }
 
 int main(int argc, char **argv) {
   conf_init(argc, argv);
