@@ -110,7 +110,7 @@ class OverlayInode final : public Inode {
     auto* t = dynamic_cast<OverlayInode*>(target.get());
     if (!t || t->sb_ != sb_) return Errno(EXDEV);
     absl::MutexLock l(&sb_->mu_);
-    if (sb_->Protects(ChildPathLocked(name))) return Errno(EROFS);
+    SENTRY_TRY(CheckWritableLocked(name, false));
     SENTRY_TRY(t->CopyUpLocked(true));
     SENTRY_TRY(CopyUpLocked(false));
     SENTRY_TRY(upper_->Link(name, t->upper_));
@@ -127,8 +127,7 @@ class OverlayInode final : public Inode {
     absl::MutexLock l(&sb_->mu_);
     auto child = SENTRY_TRY(LookupLocked(name));
     auto* c = static_cast<OverlayInode*>(child.get());
-    std::string rel = ChildPathLocked(name);
-    if (sb_->Protects(rel) || sb_->OnTheWay(rel)) return Errno(EROFS);
+    SENTRY_TRY(CheckWritableLocked(name, true));
     if (dir) {
       auto entries = SENTRY_TRY(c->ReadDirLocked());
       if (!entries.empty()) return Errno(ENOTEMPTY);
@@ -214,6 +213,16 @@ class OverlayInode final : public Inode {
     std::string here = PathLocked();
     return here.empty() ? name : here + "/" + name;
   }
+  // EROFS when `name` in this directory is a protected path or below one (or, with
+  // `or_on_the_way`, a directory on the way to one). Costs nothing when no path is
+  // protected: every overlay but a workspace under review.
+  Result<void> CheckWritableLocked(const std::string& name, bool or_on_the_way) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
+    if (sb_->opts.protected_paths.empty()) return Ok();
+    std::string rel = ChildPathLocked(name);
+    if (sb_->Protects(rel) || (or_on_the_way && sb_->OnTheWay(rel))) return Errno(EROFS);
+    return Ok();
+  }
 
   Result<InodeRef> LookupLocked(const std::string& name, bool for_read = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
@@ -295,7 +304,7 @@ class OverlayInode final : public Inode {
   Result<void> CopyUpLocked(bool with_data) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
     if (upper_) return Ok();
     if (!parent_) return Errno(EIO);  // the root always has an upper
-    if (!sb_->opts.protected_paths.empty() && sb_->Protects(PathLocked())) return Errno(EROFS);
+    SENTRY_TRY(parent_->CheckWritableLocked(name_, false));
     SENTRY_TRY(parent_->CopyUpLocked(false));
     struct stat st = SENTRY_TRY(lower_->Stat());
     copied_from_ = st;
@@ -360,7 +369,7 @@ class OverlayInode final : public Inode {
   Result<InodeRef> CreateChild(const std::string& name, Fn make) {
     absl::MutexLock l(&sb_->mu_);
     if (children_.count(name)) return Errno(EEXIST);
-    if (sb_->Protects(ChildPathLocked(name))) return Errno(EROFS);
+    SENTRY_TRY(CheckWritableLocked(name, false));
     SENTRY_TRY(CopyUpLocked(false));
     InodeRef up = SENTRY_TRY(make(*upper_));
     bool was_whiteout = whiteouts_.erase(name) > 0;
@@ -395,9 +404,8 @@ Result<void> OverlayInode::Rename(const std::string& old_name, Inode& new_dir_in
   auto* nd = dynamic_cast<OverlayInode*>(&new_dir_inode);
   if (!nd || nd->sb_ != sb_) return Errno(EXDEV);
   absl::MutexLock l(&sb_->mu_);
-  for (const std::string& rel : {ChildPathLocked(old_name), nd->ChildPathLocked(new_name)}) {
-    if (sb_->Protects(rel) || sb_->OnTheWay(rel)) return Errno(EROFS);
-  }
+  SENTRY_TRY(CheckWritableLocked(old_name, true));
+  SENTRY_TRY(nd->CheckWritableLocked(new_name, true));
   auto moving_ref = SENTRY_TRY(LookupLocked(old_name));
   auto moving = std::static_pointer_cast<OverlayInode>(moving_ref);
   std::shared_ptr<OverlayInode> replaced;
