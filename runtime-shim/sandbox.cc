@@ -25,6 +25,7 @@
 #include "runtime-shim/terminal.h"
 #include "sentry/base/guest_memory.h"
 #include "sentry/base/logging.h"
+#include "sentry/base/startup_trace.h"
 #include "sentry/base/status.h"
 #include "sentry/kernel/kernel.h"
 #include "sentry/kernel/procfs.h"
@@ -372,6 +373,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   } else {
     SENTRY_RETURN_IF_ERROR(PrepareHostView());
   }
+  startup::Mark("host view prepared");
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   GuestMemory::Global().SetLimitBytes(opts.memory_limit);
   std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
@@ -402,8 +404,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   gopts.protected_names = opts.protected_names;
   gopts.unsafe_no_confinement = opts.unsafe_no_confinement;
   // Forked without exec (nothing else runs yet, so the process is single-threaded).
+  startup::Mark("program found, options set");
   auto gp = gofer::StartGofer("", gmounts, gopts);
   if (!gp.ok()) return gp.status();
+  startup::Mark("gofer started");
   auto client = std::make_shared<gofer::Client>(gp->sock);
   pid_t gofer_pid = gp->pid;
   client->set_peer(gofer_pid);
@@ -413,14 +417,17 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   vfs::InodeRef review_root;
   auto vfs_or = BuildVfs(opts, client, &review_root);
   if (!vfs_or.ok()) return vfs_or.status();
+  startup::Mark("file system built (gofer attached)");
   // The gofer has its own view of the host; the Sentry keeps only the fds it opened. Before
   // the platform starts threads: capabilities are dropped per thread.
   // For a closed stdio fd of the caller's (the empty root has no /dev/null).
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (!opts.unsafe_no_confinement) SENTRY_RETURN_IF_ERROR(EnterEmptyRoot());
+  startup::Mark("empty root entered");
   auto platform = platform::NewPlatform(opts.platform);
   if (!platform.ok()) return platform.status();
   ForgetHostProc();
+  startup::Mark("platform started");
 
   kernel::Kernel k(std::move(*platform), std::move(*vfs_or));
   {
@@ -450,6 +457,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     k.init_uts().hostname = opts.hostname;
   }
   k.set_dispatch(&syscalls::Dispatch);
+  startup::Mark("kernel made, /proc and /sys mounted");
   bool auditing = opts.audit_fd >= 0 || opts.audit_summary;
   if (auditing) {
     syscalls::audit::Start(k, opts.audit_fd, opts.audit_summary);
@@ -537,8 +545,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
                                 : ConfineSentry({.net_host = opts.net_host,
                                                  .debug = opts.debug,
                                                  .control_socket = opts.attach != nullptr});
+    startup::Mark("Sentry confined");
     status = confined.ok() ? k.Run(so) : absl::StatusOr<int>(confined);
   }
+  startup::Mark("guest exited");
   if (terminal) terminal->Finish();
   if (auditing) syscalls::audit::Finish();
   if (review_root && opts.review.fd >= 0) ExportWorkspace(opts, review_root);
@@ -548,6 +558,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   client.reset();
   kill(gofer_pid, SIGKILL);
   waitpid(gofer_pid, nullptr, 0);
+  startup::Mark("gofer reaped");
+  startup::Report("sentry");
   if (!status.ok()) return status.status();
   if (gofer_died) return absl::UnavailableError("the gofer died while the sandbox ran");
   int s = *status;

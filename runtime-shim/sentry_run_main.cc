@@ -22,6 +22,7 @@
 #include "runtime-shim/review.h"
 #include "runtime-shim/sandbox.h"
 #include "runtime-shim/supervisor.h"
+#include "sentry/base/startup_trace.h"
 #include "vfs/mem_inode.h"
 
 namespace {
@@ -114,6 +115,7 @@ void SetCallerDefaults(const std::string& workspace, sentry::shim::SandboxOption
 }  // namespace
 
 int main(int argc, char** argv) {
+  sentry::startup::Mark("main");
   if (argc > 1 && (strcmp(argv[1], "diff") == 0 || strcmp(argv[1], "apply") == 0)) {
     return sentry::shim::ReviewMain(argc - 1, argv + 1);
   }
@@ -395,6 +397,7 @@ int main(int argc, char** argv) {
   if (!opts.unsafe_no_confinement || policy.timeout_ms > 0 || policy.memory > 0) {
     // A parent outside the sandbox keeps the time and the host memory cgroup, and the Sentry
     // runs as the init of its own namespaces (runtime-shim/namespaces.h).
+    sentry::startup::Mark("options parsed");
     std::optional<int> parent = sentry::shim::Supervise({.timeout_ms = policy.timeout_ms,
                                                          .memory_bytes = policy.memory,
                                                          .debug = opts.debug,

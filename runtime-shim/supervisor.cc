@@ -18,6 +18,7 @@
 
 #include "runtime-shim/cgroup.h"
 #include "runtime-shim/namespaces.h"
+#include "sentry/base/startup_trace.h"
 
 namespace sentry::shim {
 namespace {
@@ -149,6 +150,7 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
   }
   pid_t child = StartChild(opts);
   if (child == 0) {
+    startup::Mark("Sentry running in its namespaces");
     if (report[0] >= 0) close(report[0]);
     g_report_fd = report[1];
     // Without its watcher the sandbox would outlive its timeout: it goes with it. (In new
@@ -170,7 +172,10 @@ std::optional<int> Supervise(const SuperviseOptions& opts) {
   if (report[1] >= 0) close(report[1]);
   int64_t deadline = opts.timeout_ms > 0 ? NowMs() + opts.timeout_ms : 0;
   int status = 0;
+  startup::Mark("Sentry cloned (parent)");
   Ended ended = Watch(child, watched, deadline, group.get(), status);
+  startup::Mark("Sentry reaped (parent)");
+  startup::Report("sentry-run");
   if (group) group->Destroy();  // kills what is left, removes the cgroup
   if (opts.child_status != nullptr) {
     int reported;

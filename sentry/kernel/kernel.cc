@@ -9,6 +9,7 @@
 
 #include "sentry/base/host_thread.h"
 #include "sentry/base/logging.h"
+#include "sentry/base/startup_trace.h"
 #include "sentry/base/status.h"
 #include "sentry/base/timer_queue.h"
 #include "sentry/kernel/futex.h"
@@ -222,6 +223,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
   if (opts.sentry_init) MakeSentryInit(opts);
   auto init = NewProcess(opts);
   if (!init.ok()) return init.status();
+  startup::Mark("guest process made (program loaded)");
   if (opts.sentry_init) {
     absl::MutexLock l(&mu_);
     ThreadGroup& main = (*init)->tg();
@@ -235,6 +237,7 @@ absl::StatusOr<int> Kernel::Run(StartOptions opts) {
   }
   if (opts.before_start) opts.before_start((*init)->tid());
   absl::Status started = StartProcess(std::move(*init), opts);
+  startup::Mark("guest started");
   absl::MutexLock l(&threads_mu_);
   threads_mu_.Await(absl::Condition(+[](int* n) { return *n == 0; }, &live_threads_));
   if (!started.ok()) return started;
