@@ -250,6 +250,11 @@ uint64_t OpenHowFlags(kernel::Task& t, uint64_t how) {
   return f.ok() ? *f : 0;
 }
 
+// Whether an open with `flags` can create, truncate or be refused for writing: the only
+// opens the trail reports. The others (almost every open a build or a search makes) skip the
+// path work, a second lookup of the path among it.
+bool MayChange(uint64_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT); }
+
 bool Exists(kernel::Task& t, int dirfd, GuestAddr addr) {
   vfs::Context ctx = t.VfsContext();
   return ResolveAt(t, ctx, dirfd, addr, 0).ok();
@@ -338,11 +343,19 @@ void Before(kernel::Task& t, uint64_t nr, const SyscallArgs& a, Pre& pre) {
     }
     case SYS_open:
     case SYS_creat:
+      if (nr == SYS_open && !MayChange(a.a[1])) {
+        pre.wanted = false;
+        break;
+      }
       pre.path = AbsPath(t, AT_FDCWD, GuestAddr(a.a[0]));
       pre.existed = Exists(t, AT_FDCWD, GuestAddr(a.a[0]));
       break;
     case SYS_openat:
     case SYS_openat2:
+      if (!MayChange(nr == SYS_openat ? a.a[2] : OpenHowFlags(t, a.a[2]))) {
+        pre.wanted = false;
+        break;
+      }
       pre.path = AbsPath(t, fd(0), GuestAddr(a.a[1]));
       pre.existed = Exists(t, fd(0), GuestAddr(a.a[1]));
       break;
@@ -419,6 +432,7 @@ void After(kernel::Task& t, uint64_t nr, const SyscallArgs& a, int64_t ret, Pre&
     case SYS_creat:
     case SYS_openat:
     case SYS_openat2: {
+      if (!pre.wanted) return;  // read-only: nothing to report
       uint64_t flags = nr == SYS_creat   ? O_CREAT | O_WRONLY | O_TRUNC
                        : nr == SYS_open  ? a.a[1]
                        : nr == SYS_openat ? a.a[2]
