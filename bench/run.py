@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import benchmarks, columns, measure, report, workdir  # noqa: E402
+from benchlib import benchmarks, columns, floor, measure, report, workdir  # noqa: E402
 
 MEMORY_ROW = "peak RSS (sleep 1)"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,6 +38,8 @@ def parse_args():
                    help="CTest smoke test: --tiny, one run, no runsc, strict exit status")
     p.add_argument("--only", help="comma-separated benchmark names or prefixes to run")
     p.add_argument("--no-runsc", action="store_true", help="leave out the runsc column")
+    p.add_argument("--no-floor", action="store_true",
+                   help="leave out the floor (an extra counted run per workload and column)")
     p.add_argument("--audit", action="store_true",
                    help="add a column: sentry seccomp with a policy file and --audit on")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"))
@@ -150,10 +152,15 @@ def main():
                     column.binds.append(work.path)
         ctx = benchmarks.Context(programs=os.path.join(args.build_dir, "bench"), tmp=work.path,
                                  size=benchmarks.SIZES[size])
+        with_floor = not (args.no_floor or args.smoke)
+        trips = floor.trips_ns(cols, ctx, args.timeout) if with_floor else {}
         for bench in benchmarks.all_benchmarks():
             if not wanted(bench.name, args.only):
                 continue
-            rows.append(run_benchmark(bench, cols, ctx, args))
+            row = run_benchmark(bench, cols, ctx, args)
+            if with_floor and (bench.real_workload or bench.metadata):
+                floor.add_floor(row, bench, cols, ctx, args.timeout, trips)
+            rows.append(row)
     for column in cols:
         if isinstance(column, columns.SentryRun):
             column.binds.clear()  # the work directory is gone
@@ -170,6 +177,10 @@ def main():
     print(report.table(rows, cols))
     if any(row.get("real_workload") for row in rows):
         print(report.geomean_line(geomeans))
+    floors = floor.table(rows, cols)
+    if floors:
+        print("\nfloor = native + syscalls x the column's getpid trip (bench/benchlib/floor.py)")
+        print(floors)
     notes = report.notes(rows, cols)
     if notes:
         print("\n" + notes)

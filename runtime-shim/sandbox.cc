@@ -32,6 +32,7 @@
 #include "sentry/kernel/sysfs.h"
 #include "syscalls/audit.h"
 #include "syscalls/dispatch.h"
+#include "syscalls/table.h"
 #include "vfs/devfs.h"
 #include "vfs/gofer_fs.h"
 #include "vfs/mem_inode.h"
@@ -347,6 +348,29 @@ static void ExportWorkspace(const SandboxOptions& opts, const vfs::InodeRef& roo
   }
 }
 
+// {"syscalls": N, "by_name": {"read": n, ...}}, the most frequent first; closes `fd`.
+void WriteStats(int fd) {
+  auto counts = syscalls::SyscallCounts();
+  std::sort(counts.begin(), counts.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  uint64_t total = 0;
+  std::string names;
+  for (auto [nr, n] : counts) {
+    total += n;
+    const syscalls::SyscallEntry* e = syscalls::Lookup(nr);
+    std::string name = e != nullptr ? e->name : "nr_" + std::to_string(nr);
+    names += (names.empty() ? "\"" : ", \"") + name + "\": " + std::to_string(n);
+  }
+  std::string json =
+      "{\"syscalls\": " + std::to_string(total) + ", \"by_name\": {" + names + "}}\n";
+  for (size_t off = 0; off < json.size();) {
+    ssize_t n = write(fd, json.data() + off, json.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += n;
+  }
+  close(fd);
+}
+
 absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   log::Init(opts.debug ? spdlog::level::debug : spdlog::level::warn, opts.strace);
   // Debian's Abseil checks every Mutex acquisition for lock-order cycles, which costs a graph
@@ -464,6 +488,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     if (netstack::EgressPolicy* p = k.net().policy()) p->observer = &syscalls::audit::NetDenied;
   }
   if (opts.max_tasks > 0) k.set_max_tasks(opts.max_tasks);
+  if (opts.stats_fd >= 0) syscalls::StartSyscallCounts();
   kernel::Kernel::StartOptions so;
   // As Linux's nr_open bounds it.
   so.nofile = {std::min<uint64_t>(nofile.rlim_cur, 1 << 20),
@@ -551,6 +576,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   startup::Mark("guest exited");
   if (terminal) terminal->Finish();
   if (auditing) syscalls::audit::Finish();
+  if (opts.stats_fd >= 0) WriteStats(opts.stats_fd);
   if (review_root && opts.review.fd >= 0) ExportWorkspace(opts, review_root);
   bool gofer_died = client->dead();
   // Files still cached by the kernel release their handles after this point: not a death.

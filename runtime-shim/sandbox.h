@@ -158,6 +158,9 @@ struct SandboxOptions {
   int audit_fd = -1;
   // A short account of the trail on stderr at the end (sentry-run --audit-summary).
   bool audit_summary = false;
+  // The guest's syscall counts as JSON, written to this host fd (taken over) when the guest
+  // has exited (sentry-run --stats); -1: not counted.
+  int stats_fd = -1;
   // If set, receives the guest init's wait status (RunSandbox's result cannot tell `exit 137`
   // from death by SIGKILL).
   int* wait_status = nullptr;

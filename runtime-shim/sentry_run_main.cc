@@ -40,6 +40,7 @@ void Usage(FILE* out) {
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
       "                  [--publish=PORT[:GUESTPORT][/udp]]...\n"
       "                  [--tty=auto|never] [--audit FILE|-|fd:N] [--audit-summary]\n"
+      "                  [--stats FILE]\n"
       "                  [--unsafe-no-confinement] -- PROGRAM [ARGS...]\n"
       "The guest's root is --rootfs (default: the host's /). --fs=readonly (the default): it\n"
       "is read-only, writes there fail with EROFS, except in the binds, /dev and the scratch\n"
@@ -93,6 +94,8 @@ void Usage(FILE* out) {
       "lines: programs run and their ends, files created, written, deleted, renamed and\n"
       "chmod'ed, connections, binds and listens, and every denial (docs/audit.md).\n"
       "--audit-summary prints a short account of it on stderr at the end.\n"
+      "--stats FILE writes the guest's syscall counts there as JSON at the end\n"
+      "({\"syscalls\": N, \"by_name\": {...}}; bench/run.py's floor column uses it).\n"
       "--unsafe-no-confinement runs the Sentry without its seccomp allowlist and lets the\n"
       "gofer serve when a confinement step fails: for debugging only (docs/security.md).\n");
 }
@@ -121,6 +124,7 @@ int main(int argc, char** argv) {
   }
   sentry::shim::SandboxOptions opts;
   std::string audit;  // --audit
+  std::string stats;  // --stats
   // Flags that set the policy, applied over the policy file once it is read.
   std::vector<std::function<void(sentry::shim::Policy&)>> cli;
   std::string policy_file;
@@ -221,6 +225,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       cli.push_back([n](auto& p) { p.pids = n; });
+    } else if (const char* v = value("--stats")) {
+      stats = v;
     } else if (a == "--audit-summary") {
       opts.audit_summary = true;
     } else if (const char* v = value("--audit")) {
@@ -373,6 +379,13 @@ int main(int argc, char** argv) {
       return 2;
     }
     opts.audit_fd = fd;
+  }
+  if (!stats.empty()) {
+    opts.stats_fd = open(stats.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (opts.stats_fd < 0) {
+      fprintf(stderr, "sentry-run: --stats %s: %s\n", stats.c_str(), strerror(errno));
+      return 2;
+    }
   }
   if (!diff_out.empty() && review_workspace.empty()) {
     fprintf(stderr, "sentry-run: --diff-out needs a workspace under review (--workspace DIR:review)\n");

@@ -142,16 +142,34 @@ void CountIo(kernel::Task& t, uint64_t nr, int64_t ret) {
   if (ret > 0) (read ? tg.io_rchar : tg.io_wchar).fetch_add(ret, std::memory_order_relaxed);
 }
 
+std::atomic<bool> g_counting{false};
+std::atomic<uint64_t> g_counts[513];
+
 }  // namespace
+
+void StartSyscallCounts() { g_counting.store(true); }
+
+std::vector<std::pair<uint64_t, uint64_t>> SyscallCounts() {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (uint64_t nr = 0; nr < 513; nr++) {
+    uint64_t n = g_counts[nr].load(std::memory_order_relaxed);
+    if (n != 0) out.emplace_back(nr, n);
+  }
+  return out;
+}
 
 int64_t Dispatch(kernel::Task& t) {
   platform::Registers& r = t.regs();
   uint64_t nr = r.orig_rax;
   SyscallArgs a{{r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}};
   const SyscallEntry* e = Lookup(nr);
+  if (g_counting.load(std::memory_order_relaxed)) {
+    g_counts[std::min<uint64_t>(nr, 512)].fetch_add(1, std::memory_order_relaxed);
+  }
   bool tracing = log::StraceEnabled();
   std::vector<std::string> pre;
-  auto start = std::chrono::steady_clock::now();
+  // Only strace shows a call's duration.
+  auto start = tracing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   if (tracing && e) {
     for (int i = 0; i < 6 && e->args[i] != Arg::kNone; i++)
       pre.push_back(FormatArg(t, e->args[i], a.a[i], i < 5 ? a.a[i + 1] : 0));

@@ -11,7 +11,7 @@ import re
 import shutil
 from typing import Callable, Optional
 
-from . import inputs
+from . import inputs, metadata
 
 MIB = 1 << 20
 
@@ -19,10 +19,10 @@ MIB = 1 << 20
 SIZES = {
     "full": dict(syscalls=50000, pingpongs=20000, loopback_mib=1024, forks=200, pipe_mib=512, file_mib=1024, python_rounds=100,
                  gcc_functions=100, make_functions=25, git_files=200, tar_dir="linux",
-                 find_dir="/usr/include", sqlite_rows=10000, http_gets=200),
+                 find_dir="/usr/include", sqlite_rows=10000, http_gets=200, meta="full"),
     "tiny": dict(syscalls=1000, pingpongs=100, loopback_mib=1, forks=5, pipe_mib=1, file_mib=1, python_rounds=1,
                  gcc_functions=2, make_functions=1, git_files=5, tar_dir="linux/netfilter",
-                 find_dir="/usr/include/linux/netfilter", sqlite_rows=100, http_gets=5),
+                 find_dir="/usr/include/linux/netfilter", sqlite_rows=100, http_gets=5, meta="tiny"),
 }
 
 
@@ -58,6 +58,8 @@ class Benchmark:
     same_output: bool = False
     # One of the real workloads, whose ratios are summed up by a geometric mean.
     real_workload: bool = False
+    # One of the file-metadata rows (metadata.py).
+    metadata: bool = False
 
 
 def _field(text, key):
@@ -219,4 +221,4 @@ def all_benchmarks():
         Benchmark("find+grep", command=find_grep, **workload),
         Benchmark("sqlite3 inserts", command=sqlite, prepare=_write_scripts, **workload),
         Benchmark("http.server 200 GETs", command=http_gets, prepare=_write_scripts, **workload),
-    ]
+    ] + metadata.rows(Benchmark, shell, timeit_ms)
