@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <string>
+#include <unordered_set>
 
 #include "vfs/file.h"
 #include "vfs/host_fd_cache.h"
@@ -141,14 +143,19 @@ class GoferInode final : public Inode {
     return Ok();
   }
 
-  // Absent names are not remembered: the host may create files in a bind mount while the
+  // Absent names are remembered only under a read-only attach point (the default root, an
+  // image, a :ro bind), which, like the shared read fds, is taken not to change while the
+  // sandbox runs: a dynamic loader's library search and python's imports ask for the same
+  // missing names again and again. In a writable bind the host may create files while the
   // sandbox runs (an agent's workspace), and the guest must then see them.
   Result<InodeRef> Lookup(const std::string& name) override {
-    return Wrap(SENTRY_TRY(sb_->client->Walk(h_, name)));
+    if (KnownAbsent(name)) return Errno(ENOENT);
+    return Wrap(SENTRY_TRY(NoteAbsent(name, sb_->client->Walk(h_, name))));
   }
   Result<InodeRef> LookupForRead(const std::string& name) override {
     if (!sb_->read_only) return Lookup(name);  // the fd would be shared (Open)
-    auto [node, fd] = SENTRY_TRY(sb_->client->WalkOpen(h_, name));
+    if (KnownAbsent(name)) return Errno(ENOENT);
+    auto [node, fd] = SENTRY_TRY(NoteAbsent(name, sb_->client->WalkOpen(h_, name)));
     auto ino = std::make_shared<GoferInode>(sb_, node);
     if (fd >= 0) ino->SharedReadFd(fd);
     return InodeRef(ino);
@@ -250,7 +257,24 @@ class GoferInode final : public Inode {
   }
 
  private:
+  // Bounds the absent names one directory remembers (a few hundred bytes each at most).
+  static constexpr size_t kMaxAbsent = 4096;
+
   InodeRef Wrap(const gofer::Node& n) { return std::make_shared<GoferInode>(sb_, n); }
+  bool KnownAbsent(const std::string& name) {
+    if (!sb_->read_only) return false;
+    absl::MutexLock l(&mu_);
+    return absent_.count(name) != 0;
+  }
+  // Passes `r` on, remembering `name` as absent if `r` says so on a read-only attach point.
+  template <typename T>
+  Result<T> NoteAbsent(const std::string& name, Result<T> r) {
+    if (!r.ok() && r.error().code() == ENOENT && sb_->read_only) {
+      absl::MutexLock l(&mu_);
+      if (absent_.size() < kMaxAbsent) absent_.insert(name);
+    }
+    return r;
+  }
   // A reopenable fd of this file, opened with `flags`; `host_fd` >= 0 is one open already.
   std::shared_ptr<ReopenableFd> NewFd(int flags, int host_fd) {
     std::weak_ptr<GoferSuper> sb = sb_;
@@ -301,6 +325,7 @@ class GoferInode final : public Inode {
   struct stat st_ ABSL_GUARDED_BY(mu_) {};
   dev_t host_dev_ ABSL_GUARDED_BY(mu_) = 0;  // st_.st_dev is the sandbox's device number
   bool valid_ ABSL_GUARDED_BY(mu_) = false;
+  std::unordered_set<std::string> absent_ ABSL_GUARDED_BY(mu_);  // read-only attach only
   std::string link_target_ ABSL_GUARDED_BY(mu_);
   int stashed_fd_ ABSL_GUARDED_BY(mu_) = -1;
   std::shared_ptr<ReopenableFd> read_fd_ ABSL_GUARDED_BY(mu_);  // shared by read-only opens
