@@ -105,6 +105,8 @@ Trap PtraceContext::Switch(Registers& regs) {
     trap.kind = Trap::Kind::kInterrupted;
     return trap;
   }
+  // The stub and this thread, its tracer, on one core (cpu_placement.h).
+  placement_.Place({tid_});
   int status = -1;
   if (ptrace(PTRACE_SETREGS, tid_, 0, &regs) == 0) status = ResumeAndWait(PTRACE_SYSEMU);
   running_.store(false);
@@ -210,6 +212,7 @@ void PtraceContext::OnHostDeath(std::function<void()> fn) {
 
 void PtraceContext::Kill() {
   OnHostDeath(nullptr);  // the deaths from here on are ours
+  placement_.Release();
   if (tid_ <= 0) return;
   as_->RemoveMember(tid_);
   if (!dead_) {
@@ -268,6 +271,7 @@ absl::StatusOr<std::unique_ptr<Platform>> NewPlatform(const std::string& name) {
   SENTRY_RETURN_IF_ERROR(StartReaper());
   // Before the Sentry's own allowlist is installed, which no stub may inherit.
   SENTRY_RETURN_IF_ERROR(StartStubFactory(fd));
+  SENTRY_RETURN_IF_ERROR(CpuPlacement::Init());
   if (name == "seccomp") return NewSeccompPlatform(fd);
   return std::unique_ptr<Platform>(std::make_unique<PtracePlatform>(fd));
 }

@@ -13,6 +13,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "platform/platform.h"
+#include "platform/stub/cpu_placement.h"
 #include "platform/stub/stub_control.h"
 
 namespace sentry::platform {
@@ -52,6 +53,7 @@ class PtraceContext final : public Context, public StubInjector {
   // interrupt_ then checks running_. Sequentially consistent, so one of them sees the other.
   std::atomic<bool> running_{false};
   std::atomic<bool> interrupt_{false};
+  CpuPlacement placement_;  // the stub and its tracer, the task thread
 };
 
 class PtracePlatform final : public Platform {

@@ -212,18 +212,6 @@ pid_t CurrentTid() {
   return tid;
 }
 
-// CPU placement (SeccompContext::PlaceOnCpu): how many live contexts are pinned to each CPU,
-// and the CPUs the Sentry may use.
-constexpr int kMaxCpus = CPU_SETSIZE;
-constexpr int64_t kRebalanceMs = 50;
-std::atomic<int> g_cpu_contexts[kMaxCpus];
-cpu_set_t g_allowed_cpus;
-
-int64_t CoarseMillis() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}  // what a cancelled notification leaves in rax
 
 // Creates the guest stub of a new guest thread: a CLONE_VM child of `injector` that installs
 // the notification filter and hands its listener to the Sentry.
@@ -346,7 +334,8 @@ Trap SeccompContext::Switch(Registers& regs) {
     if (!StopForRegisters()) return Dead();
   }
   if (merge_pending_) MergeHostRegisters(regs);
-  PlaceOnCpu();
+  // The guest stub, the injector and this thread on one core (cpu_placement.h).
+  placement_.Place({guest_, injector_});
   if (stopped_) {
     Registers r = regs;
     r.orig_rax = ~0ull;  // no host syscall restart: the Sentry decided about restarts
@@ -356,36 +345,6 @@ Trap SeccompContext::Switch(Registers& regs) {
     stopped_ = false;
   }
   return Wait(regs);
-}
-
-void SeccompContext::PlaceOnCpu() {
-  // The guest stub, the injector and this thread hand the CPU back and forth and never run
-  // at the same time: keeping the three on one core makes each hand-off a same-core wake-up
-  // (~5 us here) instead of a cross-core one (40-50 us). Left alone, the scheduler wakes this
-  // thread on the idle core, the worst choice. So the three are pinned together, each context
-  // on the core with the fewest contexts, and the choice is revisited every
-  // kRebalanceMs so that busy guests spread over the cores.
-  int64_t now = CoarseMillis();
-  if (cpu_ >= 0 && now - placed_at_ms_ < kRebalanceMs) return;
-  placed_at_ms_ = now;
-  int best = cpu_ >= 0 ? cpu_ : sched_getcpu();
-  if (best < 0 || best >= kMaxCpus) return;
-  auto load = [&](int c) { return g_cpu_contexts[c].load() - (c == cpu_ ? 1 : 0); };
-  for (int c = 0; c < kMaxCpus; c++) {
-    if (CPU_ISSET(c, &g_allowed_cpus) && load(c) < load(best)) best = c;
-  }
-  if (best == cpu_) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(best, &set);
-  if (sched_setaffinity(guest_, sizeof(set), &set) != 0 ||
-      sched_setaffinity(injector_, sizeof(set), &set) != 0 ||
-      sched_setaffinity(0, sizeof(set), &set) != 0) {
-    return;
-  }
-  if (cpu_ >= 0) g_cpu_contexts[cpu_].fetch_sub(1);
-  g_cpu_contexts[best].fetch_add(1);
-  cpu_ = best;
 }
 
 bool SeccompContext::Respond(uint64_t rax) {
@@ -703,8 +662,7 @@ void SeccompContext::Kill() {
   if (killed_) return;
   killed_ = true;
   OnHostDeath(nullptr);  // the deaths from here on are ours
-  if (cpu_ >= 0) g_cpu_contexts[cpu_].fetch_sub(1);
-  cpu_ = -1;
+  placement_.Release();
   as_->RemoveMember(guest_);
   as_->RemoveMember(injector_);
   // A stub already reaped is never signalled: its pid may belong to someone else by now.
@@ -757,9 +715,6 @@ absl::StatusOr<std::unique_ptr<Context>> SeccompPlatform::Attach(
 void SeccompPlatform::Discard(int handle) { kill(handle, SIGKILL); }
 
 absl::StatusOr<std::unique_ptr<Platform>> NewSeccompPlatform(int stub_fd) {
-  if (sched_getaffinity(0, sizeof(g_allowed_cpus), &g_allowed_cpus) != 0) {
-    return ErrnoStatus("sched_getaffinity");
-  }
   InstallWaitHandlers();  // its sweeper thread starts while the host still gives threads
   return std::unique_ptr<Platform>(std::make_unique<SeccompPlatform>(stub_fd));
 }

@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "platform/platform.h"
+#include "platform/stub/cpu_placement.h"
 #include "platform/stub/stub_control.h"
 
 namespace sentry::platform {
@@ -55,8 +56,6 @@ class SeccompContext final : public Context, public StubInjector {
   Result<int> LendFd(int host_fd) override;
 
  private:
-  // Pins the guest stub, the injector and this thread to one CPU, chosen anew now and then.
-  void PlaceOnCpu();
   // Answers the pending notification with `rax` as the syscall's result, or, if
   // continue_pending_, lets the host run it.
   bool Respond(uint64_t rax);
@@ -90,8 +89,7 @@ class SeccompContext final : public Context, public StubInjector {
   bool in_notif_ = false;    // the guest stub waits in a notification we hold (notif_id_)
   bool stopped_ = false;     // the guest stub is in a ptrace stop
   bool merge_pending_ = false;  // host_regs_ are newer than the kernel's registers
-  int cpu_ = -1;  // where PlaceOnCpu pinned the three
-  int64_t placed_at_ms_ = 0;
+  CpuPlacement placement_;  // the guest stub, the injector and the task thread
   uint64_t notif_id_ = 0;
   uint64_t notif_nr_ = 0;
   uint64_t notif_rip_ = 0;
