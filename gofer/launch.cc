@@ -164,12 +164,18 @@ absl::StatusOr<GoferProcess> StartGofer(const std::string& sentry_binary,
     close(sv[0]);
     return ErrnoStatus(absl::StrCat("exec ", sentry_binary), exec_errno);
   }
-  absl::Status hello = AwaitHello(sv[0], pid);
+  GoferProcess g{pid, sv[0]};
+  if (!options.defer_hello) SENTRY_RETURN_IF_ERROR(AwaitGofer(g));
+  return g;
+}
+
+absl::Status AwaitGofer(GoferProcess& g) {
+  absl::Status hello = AwaitHello(g.sock, g.pid);
   if (!hello.ok()) {
-    close(sv[0]);
-    return hello;
+    close(g.sock);
+    g = GoferProcess{};
   }
-  return GoferProcess{pid, sv[0]};
+  return hello;
 }
 
 }  // namespace sentry::gofer

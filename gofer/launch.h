@@ -39,6 +39,9 @@ struct GoferOptions {
   // The gofer serves even if a confinement step fails (gofer --unsafe-no-confinement); by
   // default such a failure stops it before it serves anything.
   bool unsafe_no_confinement = false;
+  // StartGofer returns as soon as the gofer is forked; AwaitGofer then waits for it to serve
+  // (its set-up, ~1 ms of namespaces and mounts, overlaps the caller's own).
+  bool defer_hello = false;
 };
 
 struct GoferProcess {
@@ -56,5 +59,9 @@ struct GoferProcess {
 absl::StatusOr<GoferProcess> StartGofer(const std::string& sentry_binary,
                                         const std::vector<GoferMount>& mounts,
                                         const GoferOptions& options = {});
+
+// Waits until a gofer started with `defer_hello` says it serves. On failure the gofer is
+// killed and reaped, its socket closed, and `g` reset.
+absl::Status AwaitGofer(GoferProcess& g);
 
 }  // namespace sentry::gofer

@@ -394,22 +394,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     WarnUnconfined("sentry");
   } else if (!InSentryNamespaces()) {
     return absl::InternalError("the Sentry was not started in its namespaces (Supervise)");
-  } else {
-    SENTRY_RETURN_IF_ERROR(PrepareHostView());
   }
-  startup::Mark("host view prepared");
-  if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
-  GuestMemory::Global().SetLimitBytes(opts.memory_limit);
-  std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
-  if (opts.rootfs == "/" && opts.program.empty()) {
-    auto found = FindProgram(opts.argv[0], opts.default_path);
-    if (!found.ok()) return found.status();
-    SENTRY_RETURN_IF_ERROR(CheckProgram(*found));
-    prog = *found;
-  }
-
   // The guest starts with the caller's RLIMIT_NOFILE; the Sentry takes all the host allows,
-  // since it holds host fds for every guest process (stubs, donated files), not just one.
+  // since it holds host fds for every guest process (stubs, donated files), not just one. So
+  // does the gofer, forked below, which holds one per directory the guest walked.
   struct rlimit nofile {};
   getrlimit(RLIMIT_NOFILE, &nofile);
   if (nofile.rlim_cur < nofile.rlim_max) {
@@ -427,11 +415,27 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   gopts.protected_files = opts.protected_files;
   gopts.protected_names = opts.protected_names;
   gopts.unsafe_no_confinement = opts.unsafe_no_confinement;
-  // Forked without exec (nothing else runs yet, so the process is single-threaded).
-  startup::Mark("program found, options set");
+  // Forked without exec (nothing else runs yet, so the process is single-threaded), first:
+  // the gofer's own set-up (namespaces, mounts, its allowlist) runs on the other core while
+  // this process prepares its view of the host and finds the program.
+  gopts.defer_hello = true;
   auto gp = gofer::StartGofer("", gmounts, gopts);
   if (!gp.ok()) return gp.status();
-  startup::Mark("gofer started");
+  startup::Mark("gofer forked");
+  if (!opts.unsafe_no_confinement) SENTRY_RETURN_IF_ERROR(PrepareHostView());
+  startup::Mark("host view prepared");
+  if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
+  GuestMemory::Global().SetLimitBytes(opts.memory_limit);
+  std::string prog = opts.program.empty() ? opts.argv[0] : opts.program;
+  if (opts.rootfs == "/" && opts.program.empty()) {
+    auto found = FindProgram(opts.argv[0], opts.default_path);
+    if (!found.ok()) return found.status();
+    SENTRY_RETURN_IF_ERROR(CheckProgram(*found));
+    prog = *found;
+  }
+  startup::Mark("program found");
+  SENTRY_RETURN_IF_ERROR(gofer::AwaitGofer(*gp));
+  startup::Mark("gofer serving");
   auto client = std::make_shared<gofer::Client>(gp->sock);
   pid_t gofer_pid = gp->pid;
   client->set_peer(gofer_pid);
