@@ -100,35 +100,31 @@ TEST_F(ConfineDirectTest, StatxByPathOrFollowingKills) {
   EXPECT_TRUE(Killed(RunConfined(true, [&] {
     return Outcome(statx(AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx));
   })));
-  EXPECT_TRUE(Killed(RunConfined(true, [&] {
-    return Outcome(statx(d, "file", 0, STATX_BASIC_STATS, &sx));
-  })));
-  EXPECT_EQ(Exit(RunConfined(true,
-                             [&] {
-                               return Outcome(statx(d, "file", AT_SYMLINK_NOFOLLOW,
-                                                   STATX_BASIC_STATS, &sx));
-                             })),
-            kAllowed);
+  EXPECT_TRUE(Killed(
+      RunConfined(true, [&] { return Outcome(statx(d, "file", 0, STATX_BASIC_STATS, &sx)); })));
+  EXPECT_EQ(
+      Exit(RunConfined(
+          true,
+          [&] { return Outcome(statx(d, "file", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx)); })),
+      kAllowed);
 }
 
 TEST_F(ConfineDirectTest, LinkFlagsAndDeviceNodesKill) {
   int d = dir_;
-  EXPECT_TRUE(Killed(RunConfined(true, [d] {
-    return Outcome(linkat(d, "file", d, "link", AT_SYMLINK_FOLLOW));
-  })));
+  EXPECT_TRUE(Killed(
+      RunConfined(true, [d] { return Outcome(linkat(d, "file", d, "link", AT_SYMLINK_FOLLOW)); })));
   EXPECT_EQ(Exit(RunConfined(true, [d] { return Outcome(linkat(d, "file", d, "link", 0)); })),
             kAllowed);
-  EXPECT_TRUE(Killed(RunConfined(true, [d] {
-    return Outcome(mknodat(d, "dev", S_IFCHR | 0600, makedev(1, 3)));
-  })));
+  EXPECT_TRUE(Killed(RunConfined(
+      true, [d] { return Outcome(mknodat(d, "dev", S_IFCHR | 0600, makedev(1, 3))); })));
 }
 
 TEST_F(ConfineDirectTest, GoferModeAllowsNoDirectCall) {
   int d = dir_;
   // openat answers ENOENT whatever its arguments, as before direct file access.
-  EXPECT_EQ(Exit(RunConfined(false,
-                             [d] { return Outcome(openat(d, "file", O_RDONLY | O_NOFOLLOW)); })),
-            kEnoent);
+  EXPECT_EQ(
+      Exit(RunConfined(false, [d] { return Outcome(openat(d, "file", O_RDONLY | O_NOFOLLOW)); })),
+      kEnoent);
   EXPECT_TRUE(Killed(RunConfined(false, [d] { return Outcome(mkdirat(d, "sub", 0755)); })));
 }
 
