@@ -106,6 +106,9 @@ const std::vector<Allowed>& Allowlist() {
       {"clock_gettime", Need::kAlways, "clocks the vDSO does not serve (CPU-time clocks)"},
       {"clock_getres", Need::kAlways, "the guest's clock_getres"},
       {"clock_nanosleep", Need::kAlways, "timers and sleeps of Sentry threads"},
+      {"restart_syscall", Need::kAlways,
+       "the kernel's restart of a sleep or a timed poll that an ignored signal (SIGCHLD of an "
+       "orphaned stub) interrupted"},
       {"sysinfo", Need::kAlways, "the guest's sysinfo and /proc/meminfo (host memory)"},
       {"getrandom", Need::kAlways, "the guest's getrandom, AT_RANDOM and /dev/urandom"},
       {"prlimit64", Need::kAlways, "the Sentry's own limits (host_limits.cc; OCI: no core)",
