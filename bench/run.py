@@ -42,6 +42,8 @@ def parse_args():
                    help="leave out the floor (an extra counted run per workload and column)")
     p.add_argument("--audit", action="store_true",
                    help="add a column: sentry seccomp with a policy file and --audit on")
+    p.add_argument("--gofer-column", action="store_true",
+                   help="add a column: sentry seccomp with --file-access=gofer")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"))
     p.add_argument("--no-build", action="store_true", help="use --build-dir as it is")
     p.add_argument("--json", default=os.path.join(REPO, "bench", "results", "latest.json"))
@@ -138,7 +140,7 @@ def main():
         build(args.build_dir)
     sentry_run = os.path.join(args.build_dir, "bin", "sentry-run")
     cols = columns.all_columns(sentry_run, with_runsc=not (args.no_runsc or args.smoke),
-                               with_audit=args.audit)
+                               with_audit=args.audit, with_gofer=args.gofer_column)
     for column in cols:
         column.probe()
         print(f"column {column.name}: {column.unavailable or 'ok'}", file=sys.stderr)

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gofer/protocol.h"
+#include "gofer/server_internal.h"
 
 namespace sentry::gofer {
 namespace {
@@ -61,9 +62,36 @@ Result<std::string> StrReply(Result<std::string> reply) {
 
 }  // namespace
 
+// Checks a reply (errno first) from the gofer or the local server and returns its payload;
+// `fd` is the fd that came with it (or -1, or kFdLost), given to `fd_out` or closed.
+Result<std::string> DecodeReply(const char* buf, size_t len, int fd, int* fd_out) {
+  Reader r(buf, len);
+  int32_t err = r.I32();
+  if (!r.ok() || err < 0 || err > kMaxErrno || (err != 0 && fd >= 0)) {
+    if (fd >= 0) close(fd);
+    return Errno(EIO);
+  }
+  if (err != 0) return Errno(err);
+  // The gofer sent an fd that this process had no room for (kFdLost): the reply stands, the
+  // caller sees the fd as lost (Open fails with EMFILE or ENFILE).
+  if (fd == kFdLost && fd_out == nullptr) fd = -1;
+  if (fd_out != nullptr) {
+    *fd_out = fd;
+  } else if (fd >= 0) {
+    close(fd);
+  }
+  return std::string(buf + sizeof(int32_t), len - sizeof(int32_t));
+}
+
 Client::Client(int sock) : sock_(sock) {}
 
 Client::~Client() {
+  if (watcher_.joinable()) {
+    uint64_t one = 1;
+    (void)!write(watcher_wake_, &one, sizeof(one));
+    watcher_.join();
+  }
+  if (watcher_wake_ >= 0) close(watcher_wake_);
   if (sock_ >= 0) close(sock_);
 }
 
@@ -72,6 +100,7 @@ bool Client::MarkDeadLocked() { return !dead_.exchange(true, std::memory_order_a
 Result<std::string> Client::Call(uint32_t op, const std::string& request, int* fd_out) {
   if (fd_out != nullptr) *fd_out = -1;
   if (dead()) return Errno(EIO);
+  if (local_ != nullptr && IsLocal(op, request)) return CallLocal(op, request, fd_out);
   bool died = false;
   Result<std::string> r = Errno(EIO);
   {
@@ -101,22 +130,7 @@ Result<std::string> Client::CallLocked(uint32_t op, const std::string& request, 
     *died = MarkDeadLocked();
     return Errno(EIO);
   }
-  Reader r(reply_buf_.data(), len);
-  int32_t err = r.I32();
-  if (!r.ok() || err < 0 || err > kMaxErrno || (err != 0 && fd >= 0)) {
-    if (fd >= 0) close(fd);
-    return Errno(EIO);
-  }
-  if (err != 0) return Errno(err);
-  // The gofer sent an fd that this process had no room for (kFdLost): the reply stands, the
-  // caller sees the fd as lost (Open fails with EMFILE or ENFILE).
-  if (fd == kFdLost && fd_out == nullptr) fd = -1;
-  if (fd_out != nullptr) {
-    *fd_out = fd;
-  } else if (fd >= 0) {
-    close(fd);
-  }
-  return std::string(reply_buf_.data() + sizeof(int32_t), len - sizeof(int32_t));
+  return DecodeReply(reply_buf_.data(), len, fd, fd_out);
 }
 
 void Client::FollowCallerLocked() {
@@ -132,6 +146,10 @@ void Client::FollowCallerLocked() {
 
 void Client::Post(uint32_t op, const std::string& request) {
   if (dead()) return;
+  if (local_ != nullptr && IsLocal(op, request)) {
+    (void)CallLocal(op, request, nullptr);  // kClose has no reply
+    return;
+  }
   bool died = false;
   {
     absl::MutexLock lock(&mu_);

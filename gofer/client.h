@@ -5,6 +5,14 @@
 //
 // All calls are thread-safe (requests are serialized on one socket). Once the gofer is gone
 // (socket EOF or error) every call fails with EIO and dead() is true.
+//
+// Direct file access (GoDirect, docs/design-decisions.md): the gofer donates the root
+// directory fd of an attach point, and from then on the calls on that attach point are served
+// in this process by the gofer's own request handlers (server_internal.h) over that fd, under
+// a mutex, with no round trip. The handlers keep their guarantees (one component at a time,
+// *at() calls relative to held directory fds, never following a symlink); the Sentry's seccomp
+// allowlist and empty root add theirs. Handles of such attach points have kLocalHandleBit set,
+// which routes each call; the others still go to the gofer.
 #pragma once
 
 #include <sys/stat.h>
@@ -13,7 +21,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -23,6 +34,11 @@ namespace sentry::gofer {
 
 // Names a file in the gofer. 0 is never a valid handle.
 using Handle = uint64_t;
+// Set in the handles of attach points served in this process (GoDirect).
+inline constexpr Handle kLocalHandleBit = Handle{1} << 63;
+
+class Server;
+struct GoferOptions;
 
 struct Node {
   Handle handle = 0;
@@ -117,6 +133,24 @@ class Client {
   // Releases a handle. Errors are ignored.
   void Close(Handle h);
 
+  // Direct file access for the attach points `names`: asks the gofer for each one's root fd
+  // (kDonateRoot) and serves them here from then on, with `options` (the ones the gofer was
+  // started with: hidden and protected files, owner). Call once, before any Attach. Returns
+  // the names whose fd did not come (the gofer still serves those). Sets this process's umask
+  // to 0: the modes of new files arrive with the guest's umask applied, as in the gofer.
+  std::vector<std::string> GoDirect(const std::vector<std::string>& names,
+                                    const GoferOptions& options);
+  // Whether some attach point is served here.
+  bool direct() const { return local_ != nullptr; }
+  // Direct mode: whether serving needs CAP_CHOWN (Server::needs_chown).
+  bool direct_needs_chown() const;
+  // Starts a thread that notices the gofer's death without a call to it (its socket hangs
+  // up): in direct mode the gofer may get no request for the rest of the sandbox's life, yet
+  // its death still means that something went wrong, and every call then fails with EIO as
+  // in gofer mode. Call after the process's capabilities are final (the thread inherits
+  // them). Stopped by the destructor.
+  void WatchPeer();
+
   bool dead() const { return dead_.load(std::memory_order_acquire); }
   // The gofer's pid (it is single-threaded). Each call then first moves the gofer to the
   // caller's CPU if it is elsewhere: a round trip that wakes a thread on the other core costs
@@ -142,6 +176,12 @@ class Client {
   // Preconditions: mu_ is held.
   void FollowCallerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Direct mode (direct.cc): whether the call goes to the local server, and the call itself.
+  bool IsLocal(uint32_t op, const std::string& request) const;
+  Result<std::string> CallLocal(uint32_t op, const std::string& request, int* fd_out);
+  // Marks the gofer gone (if it was alive) and runs on_death_.
+  void PeerDied();
+
   int sock_;
   pid_t peer_ = -1;                // set before the first call
   std::atomic<bool> dead_{false};  // set once, under mu_
@@ -149,6 +189,13 @@ class Client {
   absl::Mutex mu_;                                    // one request in flight
   std::vector<char> reply_buf_ ABSL_GUARDED_BY(mu_);  // kMaxMessage bytes
   int peer_cpu_ ABSL_GUARDED_BY(mu_) = -1;            // where FollowCallerLocked put it
+
+  // Direct mode. Set by GoDirect before any other call, then read-only.
+  std::set<std::string> local_names_;
+  absl::Mutex local_mu_;  // the server serves one request at a time, as in the gofer
+  std::unique_ptr<Server> local_ ABSL_PT_GUARDED_BY(local_mu_);
+  std::thread watcher_;    // WatchPeer
+  int watcher_wake_ = -1;  // eventfd that stops the watcher
 };
 
 }  // namespace sentry::gofer

@@ -50,7 +50,9 @@ struct HandleEntry {
 
 class HandleTable {
  public:
-  HandleTable() = default;
+  // Handles are numbered from `first` up (the Sentry's own table in direct mode numbers
+  // them apart from the gofer's, client.h).
+  explicit HandleTable(Handle first = 1) : next_(first) {}
   ~HandleTable();
   HandleTable(const HandleTable&) = delete;
   HandleTable& operator=(const HandleTable&) = delete;
@@ -95,7 +97,7 @@ class HandleTable {
   // Non-directory handles by their non-empty name, so that unlink and rename do not scan
   // every handle.
   std::unordered_multimap<std::string, Handle> by_name_;
-  Handle next_ = 1;
+  Handle next_;
 };
 
 }  // namespace sentry::gofer

@@ -35,6 +35,8 @@
 //   kClose       h                                   (no reply)
 //   kWalkOpen    h dir, str name                     -> h, st, (fd: a regular file opened
 //                                                       read-only, when the host allows it)
+//   kDonateRoot  str name                            -> u8 read_only, u8 submounts (0 auto,
+//                                                       1 none), (fd: the attach root)
 //
 // kReadDir is paged: the client repeats it with next_offset until eof; offsets are the host
 // directory's own d_off cookies.
@@ -45,6 +47,8 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+
+#include "sentry/base/errno.h"
 
 namespace sentry::gofer {
 
@@ -70,6 +74,9 @@ enum class Op : uint32_t {
   kRemoveXattr,
   kClose,
   kWalkOpen,  // a walk for an open: saves the kOpen round trip that would follow
+  // Direct file access (client.h, Client::GoDirect): the Sentry takes an attach root's
+  // directory fd and serves that attach point itself from then on.
+  kDonateRoot,
 };
 
 // Upper bound of one message either way: a 64 KiB xattr value plus its name and header.
@@ -167,5 +174,11 @@ int SendMessage(int sock, std::string_view msg, int fd = -1);
 // the message is returned with `*fd` == kFdLost.
 inline constexpr int kFdLost = -2;
 int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd);
+
+// The client's check of a reply (errno first, then the op's results), from the gofer or
+// from the server in direct mode: returns the results, or the errno (EIO if malformed).
+// `fd` is the fd that came with it, -1 or kFdLost; it goes to `*fd_out` if that is set,
+// else it is closed. Implemented in client.cc.
+Result<std::string> DecodeReply(const char* buf, size_t len, int fd, int* fd_out);
 
 }  // namespace sentry::gofer

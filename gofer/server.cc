@@ -1,8 +1,8 @@
 #include "gofer/server.h"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,8 +17,8 @@
 
 namespace sentry::gofer {
 
-Server::Server(std::vector<AttachPoint> attaches, ServerOptions opts)
-    : attaches_(std::move(attaches)), opts_(opts) {
+Server::Server(std::vector<AttachPoint> attaches, ServerOptions opts, Handle first_handle)
+    : attaches_(std::move(attaches)), opts_(opts), table_(first_handle) {
   chown_to_owner_ = opts_.owner && (opts_.owner->uid != geteuid() || opts_.owner->gid != getegid());
 }
 
@@ -85,6 +85,8 @@ Result<void> Server::Dispatch(Op op, Reader& in, Writer& out) {
       return SetXattr(in, out);
     case Op::kRemoveXattr:
       return RemoveXattr(in, out);
+    case Op::kDonateRoot:
+      return DonateRoot(in, out);
     case Op::kClose:
       break;  // handled by the caller: it has no reply
   }
@@ -296,9 +298,10 @@ int GoferMain(int argc, char** argv) {
   std::vector<std::string> failures = Confine(opts.sock, server.needs_chown()).failures;
   if (!failures.empty() && !opts.unsafe_no_confinement) {
     // Fail closed: an unconfined gofer would serve the host's whole file system.
-    Log().error("cannot confine the gofer ({}{}); refusing to serve (--unsafe-no-confinement "
-                "serves anyway, for debugging only)",
-                failures[0], failures.size() > 1 ? ", ..." : "");
+    Log().error(
+        "cannot confine the gofer ({}{}); refusing to serve (--unsafe-no-confinement "
+        "serves anyway, for debugging only)",
+        failures[0], failures.size() > 1 ? ", ..." : "");
     return 1;
   }
   for (const auto& failure : failures) {

@@ -92,7 +92,9 @@ struct AtTarget {
 
 class Server {
  public:
-  explicit Server(std::vector<AttachPoint> attaches, ServerOptions opts = {});
+  // `first_handle`: the first handle number it gives out (HandleTable).
+  explicit Server(std::vector<AttachPoint> attaches, ServerOptions opts = {},
+                  Handle first_handle = 1);
 
   // Handles one request. Returns false if it has no reply (kClose). Otherwise fills `reply`
   // (errno first) and sets `*reply_fd` to an fd to donate, which the caller closes after
@@ -117,6 +119,7 @@ class Server {
   Result<void> StatFs(Reader& in, Writer& out);
   Result<void> GetXattr(Reader& in, Writer& out);
   Result<void> ListXattr(Reader& in, Writer& out);
+  Result<void> DonateRoot(Reader& in, Writer& out);
 
   // server_modify.cc
   Result<void> Create(Reader& in, Writer& out);

@@ -17,6 +17,10 @@ namespace sentry::gofer {
 namespace {
 
 constexpr int kDirOpenFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+// The *at() flags that name the fd itself. AT_SYMLINK_NOFOLLOW changes nothing there, but
+// with it every *at() call of the server carries the flag, which the Sentry's seccomp
+// allowlist can then require in direct mode (runtime-shim/confine.cc).
+constexpr int kEmptyPath = AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW;
 
 // Opens `name` in `dirfd` as a directory handle fd: for reading if allowed, else O_PATH.
 Result<int> OpenDir(int dirfd, const char* name, bool* opath) {
@@ -110,7 +114,7 @@ bool Server::MayEnterAt(const HandleEntry& dir, const char* name) const {
 Result<void> Server::CheckOpenedMount(const HandleEntry& e, int fd, const struct stat& st) {
   const HandleEntry& dir = table_.ParentOf(e);
   if (st.st_dev == dir.dev) return Ok();  // the common case, without a system call
-  HostStat opened = SENTRY_TRY(StatAt(fd, "", AT_EMPTY_PATH));
+  HostStat opened = SENTRY_TRY(StatAt(fd, "", kEmptyPath));
   if (OnOtherMount(dir, opened) && !MayEnter(dir.attach, fd)) return Errno(EACCES);
   return Ok();
 }
@@ -172,7 +176,7 @@ Result<void> Server::CheckNameWritable(const HandleEntry& dir, const std::string
 
 Result<AtTarget> Server::Target(const HandleEntry& e) {
   if (e.sealed) return Errno(EROFS);  // callers that only read handle sealed entries first
-  if (e.is_dir) return AtTarget{e.fd, "", AT_EMPTY_PATH};
+  if (e.is_dir) return AtTarget{e.fd, "", kEmptyPath};
   if (e.name.empty()) return Errno(ENOENT);  // removed or replaced
   return AtTarget{table_.ParentOf(e).fd, e.name.c_str(), AT_SYMLINK_NOFOLLOW};
 }
@@ -203,7 +207,7 @@ Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer
   } else if (S_ISDIR(st.st_mode)) {
     bool opath;
     int fd = SENTRY_TRY(OpenDir(d->fd, name.c_str(), &opath));
-    Result<HostStat> opened = StatAt(fd, "", AT_EMPTY_PATH);
+    Result<HostStat> opened = StatAt(fd, "", kEmptyPath);
     if (!opened.ok()) {
       close(fd);
       return opened.error();
@@ -234,7 +238,7 @@ Result<void> Server::Attach(Reader& in, Writer& out) {
     if (attaches_[i].name != name) continue;
     bool opath;
     int fd = SENTRY_TRY(OpenDir(attaches_[i].fd, ".", &opath));
-    Result<HostStat> root = StatAt(fd, "", AT_EMPTY_PATH);
+    Result<HostStat> root = StatAt(fd, "", kEmptyPath);
     if (!root.ok()) {
       close(fd);
       return root.error();
@@ -242,6 +246,21 @@ Result<void> Server::Attach(Reader& in, Writer& out) {
     out.U64(table_.AddDir(fd, opath, root->st, root->mnt_id, i))
         .Raw(root->st)
         .U8(attaches_[i].read_only);
+    return Ok();
+  }
+  return Errno(ENOENT);
+}
+
+// The fd is a fresh open file of the root (its own offset), never the one the gofer serves
+// from; a directory the gofer could open only with O_PATH goes as an O_PATH fd.
+Result<void> Server::DonateRoot(Reader& in, Writer& out) {
+  std::string name = in.Str();
+  SENTRY_TRY(EndOfArgs(in));
+  for (const AttachPoint& a : attaches_) {
+    if (a.name != name) continue;
+    bool opath;
+    reply_fd_ = SENTRY_TRY(OpenDir(a.fd, ".", &opath));
+    out.U8(a.read_only).U8(a.submounts == Submounts::kNone ? 1 : 0);
     return Ok();
   }
   return Errno(ENOENT);

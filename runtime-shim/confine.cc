@@ -10,10 +10,12 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -24,7 +26,7 @@ namespace sentry::shim {
 namespace {
 
 // Which configurations need a call: the default one, or only --net=host.
-enum class Need { kAlways, kNetHost, kControl };
+enum class Need { kAlways, kNetHost, kControl, kDirect };
 
 // One entry of the allowlist. `only` lists the argument patterns the call is allowed with
 // (any one of them; each pattern's comparisons all hold); empty: any arguments.
@@ -56,6 +58,20 @@ std::vector<scmp_arg_cmp> Args(std::vector<std::pair<unsigned, scmp_datum_t>> eq
   return v;
 }
 constexpr scmp_datum_t kDgram = SOCK_DGRAM;
+
+// Direct file access: argument `arg` is an fd (0..INT_MAX), never AT_FDCWD. The kernel reads
+// a dirfd as an int, the low 32 bits of the register, and glibc leaves the high ones zero
+// (AT_FDCWD arrives as 0x00000000ffffff9c): so the test is on bit 31 alone, whatever the
+// high half holds.
+constexpr scmp_datum_t kLow32 = 0xffffffffu;
+scmp_arg_cmp RealFd(unsigned arg) { return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, 0x80000000u, 0}; }
+scmp_arg_cmp HasFlag(unsigned arg, scmp_datum_t flag) {
+  return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, flag, flag};
+}
+// The file types the gofer's handlers create with mknodat (never a device).
+std::vector<scmp_arg_cmp> MknodType(scmp_datum_t type) {
+  return {RealFd(0), scmp_arg_cmp{2, SCMP_CMP_MASKED_EQ, S_IFMT, type}};
+}
 
 // The allowlist. Every entry says why the Sentry needs it; keep it that way. A call is here
 // because the Sentry was seen making it (strace, or SENTRY_SECCOMP_LOG, docs/security.md)
@@ -90,6 +106,9 @@ const std::vector<Allowed>& Allowlist() {
       {"clock_gettime", Need::kAlways, "clocks the vDSO does not serve (CPU-time clocks)"},
       {"clock_getres", Need::kAlways, "the guest's clock_getres"},
       {"clock_nanosleep", Need::kAlways, "timers and sleeps of Sentry threads"},
+      {"restart_syscall", Need::kAlways,
+       "the kernel's restart of a sleep or a timed poll that an ignored signal (SIGCHLD of an "
+       "orphaned stub) interrupted"},
       {"sysinfo", Need::kAlways, "the guest's sysinfo and /proc/meminfo (host memory)"},
       {"getrandom", Need::kAlways, "the guest's getrandom, AT_RANDOM and /dev/urandom"},
       {"prlimit64", Need::kAlways, "the Sentry's own limits (host_limits.cc; OCI: no core)",
@@ -163,6 +182,40 @@ const std::vector<Allowed>& Allowlist() {
       {"uname", Need::kNetHost, "res_ninit (the host's name for DNS)"},
       // An OCI container's control socket (runtime-shim/oci/control.h): exec, pause, resume.
       {"accept4", Need::kControl, "a connection to the container's control socket"},
+      // Direct file access (gofer/client.h: GoDirect): the calls of the gofer's request
+      // handlers (gofer/server_*.cc), which name a host file only relative to a directory fd
+      // they hold, one component at a time. Never AT_FDCWD; never following a symlink where
+      // the call has a flag for it. (newfstatat, fstat, lseek, ftruncate and fcntl are above.)
+      {"openat", Need::kDirect, "direct files: walk, open, create; O_NOFOLLOW only",
+       {{RealFd(0), HasFlag(2, O_NOFOLLOW)}}},
+      {"statx", Need::kDirect, "direct files: attributes, mount ids; AT_SYMLINK_NOFOLLOW only",
+       {{RealFd(0), HasFlag(2, AT_SYMLINK_NOFOLLOW)}}},
+      {"getdents64", Need::kDirect, "direct files: directory listings"},
+      {"fstatfs", Need::kDirect, "direct files: statfs, the submount policy"},
+      {"readlinkat", Need::kDirect, "direct files: readlink", {{RealFd(0)}}},
+      {"mkdirat", Need::kDirect, "direct files: mkdir", {{RealFd(0)}}},
+      {"mknodat", Need::kDirect, "direct files: FIFOs, sockets, regular files; no device",
+       {MknodType(S_IFREG), MknodType(S_IFIFO), MknodType(S_IFSOCK)}},
+      {"symlinkat", Need::kDirect, "direct files: symlink", {{RealFd(1)}}},
+      {"linkat", Need::kDirect, "direct files: link; no AT_EMPTY_PATH, no AT_SYMLINK_FOLLOW",
+       {{RealFd(0), RealFd(2), scmp_arg_cmp{4, SCMP_CMP_EQ, 0, 0}}}},
+      {"unlinkat", Need::kDirect, "direct files: unlink, rmdir", {{RealFd(0)}}},
+      {"renameat2", Need::kDirect, "direct files: rename", {{RealFd(0), RealFd(2)}}},
+      {"renameat", Need::kDirect, "direct files: rename (glibc's renameat2 without flags)",
+       {{RealFd(0), RealFd(2)}}},
+      {"fchownat", Need::kDirect, "direct files: chown, new files' owner; AT_SYMLINK_NOFOLLOW",
+       {{RealFd(0), HasFlag(4, AT_SYMLINK_NOFOLLOW)}}},
+      {"fchmodat2", Need::kDirect, "direct files: chmod; AT_SYMLINK_NOFOLLOW only",
+       {{RealFd(0), HasFlag(3, AT_SYMLINK_NOFOLLOW)}}},
+      {"fchmodat", Need::kDirect, "direct files: chmod on kernels without fchmodat2",
+       {{RealFd(0)}}},
+      {"fchmod", Need::kDirect, "direct files: clearing set-ID bits before a write"},
+      {"utimensat", Need::kDirect, "direct files: utimes; AT_SYMLINK_NOFOLLOW only",
+       {{RealFd(0), HasFlag(3, AT_SYMLINK_NOFOLLOW)}}},
+      {"fgetxattr", Need::kDirect, "direct files: getxattr"},
+      {"flistxattr", Need::kDirect, "direct files: listxattr"},
+      {"fsetxattr", Need::kDirect, "direct files: setxattr"},
+      {"fremovexattr", Need::kDirect, "direct files: removexattr"},
   };
   return *list;
 }
@@ -214,7 +267,8 @@ absl::Status InstallTrapHandler() {
 
 bool Wanted(const Allowed& a, const ConfineOptions& opts) {
   return a.need == Need::kAlways || (a.need == Need::kNetHost && opts.net_host) ||
-         (a.need == Need::kControl && opts.control_socket);
+         (a.need == Need::kControl && opts.control_socket) ||
+         (a.need == Need::kDirect && opts.direct_files);
 }
 
 absl::Status Fail(const std::string& what, int err) {
@@ -264,7 +318,14 @@ absl::Status ConfineSentry(const ConfineOptions& opts) {
   // The Sentry's root is an empty tmpfs (namespaces.h) and the host files it reads were
   // opened before: an open by path finds nothing. glibc still tries a few (the resolver's
   // /etc/resolv.conf, tzset's /etc/localtime); they get the ENOENT the empty root would give.
-  if (!log_all) err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOENT), SCMP_SYS(openat), 0);
+  // With direct file access, that is an open relative to AT_FDCWD; the allowlist has the
+  // opens relative to a held directory, and any other openat kills.
+  if (!log_all && opts.direct_files) {
+    err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOENT), SCMP_SYS(openat), 1,
+                           SCMP_A0(SCMP_CMP_MASKED_EQ, kLow32, static_cast<uint32_t>(AT_FDCWD)));
+  } else if (!log_all) {
+    err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOENT), SCMP_SYS(openat), 0);
+  }
   if (err != 0) return release(Fail("openat", -err));
   for (const Allowed& a : Allowlist()) {
     if (log_all || !Wanted(a, opts)) continue;
@@ -284,20 +345,23 @@ absl::Status ConfineSentry(const ConfineOptions& opts) {
 }
 
 void PrintAllowlist(FILE* out) {
-  int always = 0, net = 0, control = 0;
+  int always = 0, net = 0, control = 0, direct = 0;
   for (const Allowed& a : Allowlist()) {
     const char* mode = a.need == Need::kAlways    ? ""
                        : a.need == Need::kNetHost ? " [--net=host]"
+                       : a.need == Need::kDirect  ? " [--file-access=direct, the default]"
                                                   : " [OCI containers]";
     const char* args = a.only.empty() ? "" : " [some arguments only]";
     fprintf(out, "%-20s %s%s%s\n", a.name, a.reason, args, mode);
-    (a.need == Need::kAlways ? always : a.need == Need::kNetHost ? net : control)++;
+    bool by_default = a.need == Need::kAlways || a.need == Need::kDirect;
+    (by_default ? always : a.need == Need::kNetHost ? net : control)++;
+    direct += a.need == Need::kDirect;
   }
   fprintf(out,
           "%d host system calls in the default configuration, %d more with --net=host, %d "
-          "more in an OCI container; clone3 answers ENOSYS and openat ENOENT; any other call kills "
-          "the Sentry\n",
-          always, net, control);
+          "more in an OCI container; %d fewer with --file-access=gofer; clone3 answers ENOSYS "
+          "and openat relative to AT_FDCWD ENOENT; any other call kills the Sentry\n",
+          always, net, control, direct);
 }
 
 void WarnUnconfined(const char* who) {

@@ -18,6 +18,9 @@ struct ConfineOptions {
   bool net_host = false;  // --net=host: the host socket calls are added
   bool debug = false;     // TRAP and a readable report instead of KILL_PROCESS
   bool control_socket = false;  // an OCI container's control socket is served (accept4)
+  // Direct file access (gofer/client.h: GoDirect): the *at calls of the gofer's request
+  // handlers, with their arguments filtered (no AT_FDCWD, no symlink followed).
+  bool direct_files = false;
 };
 
 // Makes the Sentry non-dumpable (no core, /proc/PID of it owned by root, no ptrace attach

@@ -62,7 +62,7 @@ absl::Status WriteIdMaps(pid_t child) {
   return absl::OkStatus();
 }
 
-absl::Status DropAllCapabilities() {
+absl::Status DropAllCapabilities(uint64_t keep) {
   // First, while CAP_SETPCAP is still held: uid 0 gains nothing at execve, and none of this
   // can be undone.
   unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -78,8 +78,16 @@ absl::Status DropAllCapabilities() {
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) {
     return Step("PR_CAP_AMBIENT_CLEAR_ALL");
   }
+  // Kept ones stay effective and permitted only: with the bounding set empty and the
+  // securebits above, no execve (a stub's) can carry them on.
   struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct data[2] = {};
+  if (keep != 0 && syscall(SYS_capget, &header, data) != 0) return Step("capget");
+  for (int i = 0; i < 2; i++) {
+    data[i].permitted &= static_cast<uint32_t>(keep >> (32 * i));
+    data[i].effective = data[i].permitted;
+    data[i].inheritable = 0;
+  }
   if (syscall(SYS_capset, &header, data) != 0) return Step("capset (drop all)");
   return absl::OkStatus();
 }
@@ -168,7 +176,14 @@ absl::Status PrepareHostView() {
   return absl::OkStatus();
 }
 
-absl::Status EnterEmptyRoot() {
+uint64_t FileCapabilities(const gofer::Client& client) {
+  if (!client.direct()) return 0;
+  uint64_t keep = (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_FOWNER);
+  if (client.direct_needs_chown()) keep |= 1ull << CAP_CHOWN;
+  return keep;
+}
+
+absl::Status EnterEmptyRoot(uint64_t keep) {
   unsigned long flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
   if (mount("sentry-root", kNewRootAt, "tmpfs", flags, "size=4k,mode=0555") != 0) {
     return Step("mount the empty root (tmpfs)");
@@ -178,7 +193,7 @@ absl::Status EnterEmptyRoot() {
   // The old root is stacked on top of "." now: detach it, and with it every host path.
   if (umount2(".", MNT_DETACH) != 0) return Step("umount the old root");
   if (chdir("/") != 0) return Step("chdir /");
-  return DropAllCapabilities();
+  return DropAllCapabilities(keep);
 }
 
 void ForgetHostProc() {

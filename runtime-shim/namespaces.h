@@ -16,8 +16,11 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gofer/client.h"
 
 namespace sentry::shim {
 
@@ -38,9 +41,16 @@ absl::Status PrepareHostView();
 
 // In the child, once the gofer runs (it inherits the host view) and before any other thread
 // exists (capabilities are per thread): pivot_root into an empty read-only tmpfs, the old
-// root detached; then every capability dropped (effective, permitted, inheritable, ambient,
-// bounding) and the securebits locked so that no execve gains any back.
-absl::Status EnterEmptyRoot();
+// root detached; then every capability dropped (inheritable, ambient, bounding, and
+// effective and permitted but those in `keep`, a mask of 1 << CAP_*) and the securebits
+// locked so that no execve gains any back. `keep` is FileCapabilities in direct file access,
+// else 0.
+absl::Status EnterEmptyRoot(uint64_t keep = 0);
+
+// The capabilities the gofer serves files with (gofer/confine.cc: CAP_DAC_OVERRIDE,
+// CAP_DAC_READ_SEARCH, CAP_FOWNER, and CAP_CHOWN when new files need a chown), which the
+// Sentry keeps when it serves some attach point itself (docs/design-decisions.md); else 0.
+uint64_t FileCapabilities(const gofer::Client& client);
 
 // Closes PrepareHostView's procfs once the platform has started: from then on, the Sentry
 // reaches no path outside its empty root.

@@ -442,6 +442,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   client->set_on_death([] {
     fprintf(stderr, "sentry-run: the gofer exited; guest file operations now fail with EIO\n");
   });
+  if (opts.direct_files) {
+    std::vector<std::string> names;
+    for (const auto& m : gmounts) names.push_back(m.name);
+    client->GoDirect(names, gopts);  // a mount whose fd did not come stays with the gofer
+  }
   vfs::InodeRef review_root;
   auto vfs_or = BuildVfs(opts, client, &review_root);
   if (!vfs_or.ok()) return vfs_or.status();
@@ -450,7 +455,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // the platform starts threads: capabilities are dropped per thread.
   // For a closed stdio fd of the caller's (the empty root has no /dev/null).
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (!opts.unsafe_no_confinement) SENTRY_RETURN_IF_ERROR(EnterEmptyRoot());
+  if (!opts.unsafe_no_confinement) {
+    SENTRY_RETURN_IF_ERROR(EnterEmptyRoot(FileCapabilities(*client)));
+  }
+  if (client->direct()) client->WatchPeer();  // after the drop: threads inherit capabilities
   startup::Mark("empty root entered");
   auto platform = platform::NewPlatform(opts.platform);
   if (!platform.ok()) return platform.status();
@@ -573,7 +581,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
                                 ? absl::OkStatus()
                                 : ConfineSentry({.net_host = opts.net_host,
                                                  .debug = opts.debug,
-                                                 .control_socket = opts.attach != nullptr});
+                                                 .control_socket = opts.attach != nullptr,
+                                                 .direct_files = client->direct()});
     startup::Mark("Sentry confined");
     status = confined.ok() ? k.Run(so) : absl::StatusOr<int>(confined);
   }

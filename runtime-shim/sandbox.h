@@ -112,6 +112,11 @@ struct SandboxOptions {
   uint64_t file_size = 0;
   // Which host mounts below the root and the binds the gofer serves (gofer/submounts.h).
   gofer::Submounts submounts = gofer::Submounts::kAuto;
+  // --file-access=direct (true, the default): the Sentry serves the gofer's attach points
+  // itself, over root fds the gofer donated (gofer/client.h: GoDirect), and keeps the
+  // capabilities the gofer serves files with; gofer: every file operation goes to the gofer
+  // (docs/design-decisions.md).
+  bool direct_files = true;
   // --net=host: destinations outside the sandbox through host sockets, under the policy of
   // allow_net and deny_net (netstack/policy.h). Otherwise loopback only.
   bool net_host = false;

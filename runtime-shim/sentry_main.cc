@@ -66,6 +66,8 @@ int main(int argc, char** argv) {
         opts.platform = a.substr(11);
       } else if (a.rfind("-", 0) == 0) {
         fprintf(stderr, "sentry do: unknown flag \"%s\"\n", a.c_str());
+      } else if (a == "--file-access=direct" || a == "--file-access=gofer") {
+        opts.direct_files = a == "--file-access=direct";
         return 2;
       } else {
         break;

@@ -1,5 +1,6 @@
 // sentry-run [--policy FILE] [--print-policy] [--fs=readonly|scratch] [--platform=seccomp|ptrace]
-//            [--strace] [--env K=V]... [--submounts=auto|none] [--net=none|host]
+//            [--strace] [--env K=V]... [--submounts=auto|none] [--file-access=direct|gofer]
+//            [--net=none|host]
 //            [--allow-net=RULE]... [--deny-net=RULE]... [--publish=PORT[:GUESTPORT][/udp]]...
 //            [--tty=auto|never] [--timeout D]
 //            [--memory SIZE] [--open-files N] [--cpu-time S] [--file-size SIZE]
@@ -35,6 +36,7 @@ void Usage(FILE* out) {
       "                  [--rootfs DIR] [--bind HOST:GUEST[:ro]]... [--workspace DIR[:review]]\n"
       "                  [--diff-out FILE]\n"
       "                  [--cwd DIR] [--tmpfs-size SIZE] [--pids N] [--submounts=auto|none]\n"
+      "                  [--file-access=direct|gofer]\n"
       "                  [--timeout DURATION] [--memory SIZE] [--open-files N]\n"
       "                  [--cpu-time SECONDS] [--file-size SIZE]\n"
       "                  [--net=none|host] [--allow-net=RULE]... [--deny-net=RULE]...\n"
@@ -65,6 +67,9 @@ void Usage(FILE* out) {
       "A host mount below the root or a bind is served if it is a disk or network file\n"
       "system (--submounts=auto, the default) and otherwise (/proc, /sys, /dev, tmpfs, ...,\n"
       "or every one with --submounts=none) shows as an empty read-only directory.\n"
+      "--file-access=direct (the default): the Sentry reaches host files itself, under the\n"
+      "directory fds the gofer hands it, never by path; gofer: every file operation is a\n"
+      "request to the gofer process (slower on metadata; the strictest setting).\n"
       "--tmpfs-size bounds what the in-memory layer (writes to the root, tmpfs mounts,\n"
       "/dev/shm, memfds) holds in all: bytes with a k/m/g/t suffix or a percentage of RAM\n"
       "(default 50%%); beyond it writes fail with ENOSPC. --pids caps the guest's tasks\n"
@@ -262,6 +267,13 @@ int main(int argc, char** argv) {
         return 2;
       }
       opts.tty = mode == "auto";
+    } else if (const char* v = value("--file-access")) {
+      std::string mode = v;
+      if (mode != "direct" && mode != "gofer") {
+        fprintf(stderr, "sentry-run: --file-access must be direct or gofer, got \"%s\"\n", v);
+        return 2;
+      }
+      opts.direct_files = mode == "direct";
     } else if (const char* v = value("--submounts")) {
       auto sm = sentry::gofer::ParseSubmounts(v);
       if (!sm) {

@@ -73,10 +73,12 @@ class Native(Column):
 
 
 class SentryRun(Column):
-    def __init__(self, sentry_run, platform, audited=False):
+    def __init__(self, sentry_run, platform, audited=False, file_access=None):
         self.sentry_run = sentry_run
         self.platform = platform
         self.name = f"sentry {platform}" + (" +policy+audit" if audited else "")
+        if file_access:
+            self.name += f" {file_access}"
         self.binds = []  # host directories bound read-write at the same path
         # The agent set-up of issue 12: a policy file (read, validated, globs expanded at
         # start-up) and the audit trail on (its JSON lines written, here to /dev/null).
@@ -88,6 +90,10 @@ class SentryRun(Column):
                                           "denyWrite": [".git/hooks"]},
                            "limits": {"pids": 4096}}, f)
             self.extra = [f"--policy={policy}", "--audit=/dev/null"]
+        # --file-access=gofer: every file operation a request to the gofer (the default is
+        # direct), to measure what direct file access saves.
+        if file_access:
+            self.extra.append(f"--file-access={file_access}")
 
     def missing(self):
         if not os.access(self.sentry_run, os.X_OK):
@@ -120,10 +126,12 @@ class Runsc(Column):
         return [self.runsc, "--platform=ptrace", "--network=none", "do"] + list(argv)
 
 
-def all_columns(sentry_run, with_runsc=True, with_audit=False):
+def all_columns(sentry_run, with_runsc=True, with_audit=False, with_gofer=False):
     columns = [Native(), SentryRun(sentry_run, "ptrace"), SentryRun(sentry_run, "seccomp")]
     if with_audit:
         columns.append(SentryRun(sentry_run, "seccomp", audited=True))
+    if with_gofer:
+        columns.append(SentryRun(sentry_run, "seccomp", file_access="gofer"))
     if with_runsc:
         columns.append(Runsc())
     return columns

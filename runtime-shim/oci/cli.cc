@@ -37,7 +37,8 @@ int CommandIndex(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a.empty() || a[0] != '-') return i;
-    bool takes_value = a == "--root" || a == "--log" || a == "--log-format" || a == "--platform";
+    bool takes_value = a == "--root" || a == "--log" || a == "--log-format" || a == "--platform" ||
+                       a == "--file-access";
     if (takes_value) i++;
   }
   return argc;
@@ -88,6 +89,11 @@ int Main(int argc, char** argv) {
   app.add_flag("--systemd-cgroup", g.systemd_cgroup,
                "accepted: cgroupsPath's SLICE:PREFIX:NAME form is read either way");
   app.add_option("--platform", g.platform, "seccomp or ptrace")->capture_default_str();
+  app.add_option("--file-access", g.file_access,
+                 "direct (the Sentry opens host files under fds the gofer gave it) or gofer "
+                 "(every file operation goes to the gofer)")
+      ->check(CLI::IsMember({"direct", "gofer"}))
+      ->capture_default_str();
   app.add_flag("--strace", g.strace, "log every guest syscall");
   app.add_flag("--unsafe-no-confinement", g.unsafe_no_confinement,
                "debugging only: no seccomp allowlist for the Sentry; the gofer serves even "

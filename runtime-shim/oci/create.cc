@@ -254,6 +254,7 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
     }
   } close_terminal{terminal};
   spec.sandbox.platform = g.platform;
+  spec.sandbox.direct_files = g.file_access == "direct";
   spec.sandbox.strace = g.strace;
   spec.sandbox.debug = g.debug;
   spec.sandbox.unsafe_no_confinement = g.unsafe_no_confinement;

@@ -23,6 +23,9 @@ struct Globals {
   bool debug = false;
   bool systemd_cgroup = false;  // accepted; cgroupsPath's systemd form is read either way
   std::string platform = "seccomp";
+  // --file-access: "direct" (the Sentry opens host files under fds the gofer donated) or
+  // "gofer" (every file operation goes to the gofer), like runsc's --directfs.
+  std::string file_access = "direct";
   bool strace = false;
   bool unsafe_no_confinement = false;  // debugging only: no allowlist, gofer fails open
 };

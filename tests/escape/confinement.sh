@@ -10,7 +10,10 @@
 # stub has no capability (CapEff, CapPrm, CapInh, CapAmb 0, and as root an empty bounding
 # set too), an empty environment, and no fd but its fd channel (fd 0, a socket) and the file
 # last lent for a mapping (fd 1, a regular file). The Sentry (sentry-run's child of the same
-# name) has no capability at all, an empty read-only tmpfs as its root, and with the gofer and
+# name) has no capability but, with direct file access (the default), the gofer's file ones
+# (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER: CapEff and CapPrm 000000000000000e, no
+# bounding, inheritable or ambient one), and none at all with --file-access=gofer; an empty
+# read-only tmpfs as its root, and with the gofer and
 # every stub user, mount, PID, IPC, UTS and network namespaces other than the host's (the
 # gofer keeps some capabilities, in a user namespace not the host's; with --net=host the
 # network namespace is the host's). kill -9 of the Sentry leaves no process of its PID
@@ -138,14 +141,18 @@ check_ns() {
   done
 }
 
-# The Sentry's process model (runtime-shim/namespaces.h): no capability in any namespace
-# (CapEff 0), its own namespaces, and an empty read-only tmpfs as its root.
+# The Sentry's process model (runtime-shim/namespaces.h): no capability in any namespace but
+# the file ones of direct file access ($2: the CapEff and CapPrm wanted), its own namespaces,
+# and an empty read-only tmpfs as its root.
+direct_caps=000000000000000e
 check_sentry() {
   [ "$(field "$sentry_pid" Seccomp)" = 2 ] ||
     fail "the Sentry: Seccomp $(field "$sentry_pid" Seccomp), want 2"
   for cap in CapEff CapPrm CapInh CapAmb CapBnd; do
     v=$(field "$sentry_pid" $cap)
-    [ "$v" = 0000000000000000 ] || fail "the Sentry: $cap $v, want 0000000000000000"
+    want=0000000000000000
+    case $cap in CapEff | CapPrm) want=${2:-$direct_caps} ;; esac
+    [ "$v" = "$want" ] || fail "the Sentry: $cap $v, want $want"
   done
   check_ns "$sentry_pid" "the Sentry" "${1:-}"
   [ "$(stat -f -c %T "/proc/$sentry_pid/root/")" = tmpfs ] ||
@@ -220,6 +227,11 @@ start_guest --net=host
 check_sentry host
 [ "$(readlink "/proc/$sentry_pid/ns/net")" = "$(readlink /proc/self/ns/net)" ] ||
   fail "--net=host: the Sentry is not in the host's network namespace"
+wait "$bg_pid"
+
+# --- --file-access=gofer: the Sentry holds no capability at all ----------------------------
+start_guest --file-access=gofer
+check_sentry "" 0000000000000000
 wait "$bg_pid"
 
 # --- the same with --unsafe-no-confinement: the Sentry check above can fail ---------------

@@ -2,8 +2,9 @@
 # The escape probes (probes.c): each classic escape gets the answer Linux in a container gives,
 # or the sandbox's documented one, and nothing on the host changes.
 #
-#   probes.sh SENTRY_RUN PROBES CONTAIN PLATFORM USER
+#   probes.sh SENTRY_RUN PROBES CONTAIN PLATFORM USER [FILE_ACCESS]
 #
+# FILE_ACCESS (direct, the default, or gofer) is sentry-run's --file-access in steps 2 and 3.
 # USER is root or nobody (sentry-run then runs under setpriv; skipped with exit 77 if it cannot
 # run unprivileged at all). Sets up a guest root holding only PROBES, a secret file outside it
 # (readable by USER), a host `sleep`, and a random token in sentry-run's environment. Then:
@@ -24,8 +25,8 @@
 # Exits 0 iff everything held.
 set -u
 
-if [ $# -ne 5 ]; then
-  echo "usage: $0 SENTRY_RUN PROBES CONTAIN PLATFORM USER" >&2
+if [ $# -ne 5 ] && [ $# -ne 6 ]; then
+  echo "usage: $0 SENTRY_RUN PROBES CONTAIN PLATFORM USER [direct|gofer]" >&2
   exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 probes_bin=$(realpath "$2")
 contain_bin=$(realpath "$3")
 platform=$4
+file_access=${6:-direct}
 bindir=$(dirname "$(realpath "$1")")
 run_base=
 sleep_pid=
@@ -99,7 +101,7 @@ fi
 sandbox=$run_base/sandbox.txt
 # shellcheck disable=SC2016
 sh -c 'exec "$@" $$' sh $run env SENTRY_ESCAPE_TOKEN="$token" "$sentry_run" \
-  --platform="$platform" --tty=never --fs=scratch --rootfs "$root" -- \
+  --platform="$platform" --file-access="$file_access" --tty=never --fs=scratch --rootfs "$root" -- \
   /probes main "$secret" "$reversed" $$ "$sleep_pid" \
   </dev/null >"$sandbox" 2>&1 3<"$secret" 4<"$secret" 5<"$secret" 6<"$secret" 7<"$secret" \
   8<"$secret" 9<"$secret"
@@ -140,7 +142,8 @@ if ! $run test -r "$bindir/sentry-run"; then
   echo "note: the build tree is out of $user's reach: the hostbin probe is skipped"
 else
   # shellcheck disable=SC2086
-  $run "$sentry_run" --platform="$platform" --tty=never -- "$probes_bin" hostbin $targets \
+  $run "$sentry_run" --platform="$platform" --file-access="$file_access" --tty=never -- \
+    "$probes_bin" hostbin $targets \
     </dev/null >"$hostbin" 2>&1
   check "hostbin: status $? and every write refused with EROFS" \
     test "$(grep -c ': EROFS$' "$hostbin")" -eq 15 -a "$(wc -l <"$hostbin")" -eq 15

@@ -2,16 +2,19 @@
 # Killing the gofer makes guest file operations fail (EIO), never hang, and the sandbox exits
 # with a clear error.
 #
-#   gofer_death.sh SENTRY_RUN
+#   gofer_death.sh SENTRY_RUN [FILE_ACCESS]
 #
+# FILE_ACCESS: sentry-run's --file-access (direct, the default, or gofer). In direct mode the
+# guest's file operations never reach the gofer: its death is seen on its socket.
 # The guest lists directories in a loop. The host kills the sandbox's gofer (the child of
 # the Sentry named sentry-gofer), then expects sentry-run to exit non-zero within the
 # time limit and to say that the gofer died.
 set -u
 sentry_run=$1
+file_access=${2:-direct}
 err=$(mktemp) || exit 2
 trap 'rm -f "$err"' EXIT
-"$sentry_run" -- /bin/sh -c '
+"$sentry_run" --file-access="$file_access" -- /bin/sh -c '
   i=0
   while [ $i -lt 600 ]; do
     ls /usr/share > /dev/null || { echo "ls failed" >&2; exit 3; }

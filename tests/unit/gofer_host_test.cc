@@ -58,12 +58,16 @@ int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) { return
 
 // One gofer serving `dir` read-write as "/".
 struct Gofer {
-  Gofer(const std::string& dir, Submounts submounts, GoferOptions options = {}) {
+  // `direct`: served in this process over the root fd the gofer donates (Client::GoDirect).
+  Gofer(const std::string& dir, Submounts submounts, GoferOptions options, bool direct) {
     auto p = StartGofer(SENTRY_BINARY, {{"/", dir, false, submounts}}, options);
     EXPECT_TRUE(p.ok()) << p.status();
     if (!p.ok()) return;
     proc = *p;
     client = std::make_unique<Client>(proc.sock);
+    if (direct) {
+      EXPECT_TRUE(client->GoDirect({"/"}, options).empty());
+    }
     bool ro = true;
     auto r = client->Attach("/", &ro);
     EXPECT_TRUE(r.ok());
@@ -83,7 +87,8 @@ struct Gofer {
   Handle root = 0;
 };
 
-class GoferHostTest : public ::testing::Test {
+// Each test runs in gofer mode and in direct mode (the same handlers, in this process).
+class GoferHostTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/gofer_host_test.XXXXXX";
@@ -109,12 +114,14 @@ class GoferHostTest : public ::testing::Test {
     return true;
   }
 
+  bool direct() const { return GetParam(); }
+
   std::string top_, dir_;
   std::vector<std::string> mounts_;
 };
 
-TEST_F(GoferHostTest, NoSetIdBitReachesTheHost) {
-  Gofer g(dir_, Submounts::kAuto);
+TEST_P(GoferHostTest, NoSetIdBitReachesTheHost) {
+  Gofer g(dir_, Submounts::kAuto, {}, direct());
   auto c = g.client->Create(g.root, "created", O_RDWR, 06755, 0, 0);
   ASSERT_TRUE(c.ok()) << Err(c);
   close(c->second);
@@ -165,10 +172,10 @@ TEST_F(GoferHostTest, NoSetIdBitReachesTheHost) {
             EPERM);
 }
 
-TEST_F(GoferHostTest, FixedOwnerOwnsEverythingCreated) {
+TEST_P(GoferHostTest, FixedOwnerOwnsEverythingCreated) {
   GoferOptions opts;
   opts.owner = GoferOptions::Owner{geteuid(), getegid()};
-  Gofer g(dir_, Submounts::kAuto, opts);
+  Gofer g(dir_, Submounts::kAuto, opts, direct());
   auto c = g.client->Create(g.root, "f", O_RDWR, 0644, 1234, 5678);
   ASSERT_TRUE(c.ok());
   close(c->second);
@@ -200,7 +207,7 @@ TEST_F(GoferHostTest, FixedOwnerOwnsEverythingCreated) {
 
   // An owner other than the gofer's own ids: a chown to it.
   opts.owner = GoferOptions::Owner{4321, 8765};
-  Gofer other(dir_, Submounts::kAuto, opts);
+  Gofer other(dir_, Submounts::kAuto, opts, direct());
   auto c2 = other.client->Create(other.root, "f2", O_RDWR, 0644, 1234, 5678);
   ASSERT_TRUE(c2.ok());
   close(c2->second);
@@ -208,7 +215,7 @@ TEST_F(GoferHostTest, FixedOwnerOwnsEverythingCreated) {
   EXPECT_EQ(HostStat(dir_ + "/f2").st_gid, 8765u);
 }
 
-TEST_F(GoferHostTest, HostMountsAreSealed) {
+TEST_P(GoferHostTest, HostMountsAreSealed) {
   if (geteuid() != 0) GTEST_SKIP() << "mounting needs root";
   WriteFile(top_ + "/elsewhere", "same-fs");
   mkdir((top_ + "/extdir").c_str(), 0755);
@@ -219,7 +226,7 @@ TEST_F(GoferHostTest, HostMountsAreSealed) {
   ASSERT_TRUE(Mount(top_ + "/extdir", dir_ + "/bind", nullptr, MS_BIND));  // same ext4
   ASSERT_TRUE(Mount("/proc/version", dir_ + "/pfile", nullptr, MS_BIND, /*file=*/true));
   ASSERT_TRUE(Mount(top_ + "/elsewhere", dir_ + "/efile", nullptr, MS_BIND, /*file=*/true));
-  Gofer g(dir_, Submounts::kAuto);
+  Gofer g(dir_, Submounts::kAuto, {}, direct());
   for (const char* name : {"tmpfs", "proc"}) {
     SCOPED_TRACE(name);
     Node n = g.Walk(g.root, name);
@@ -266,13 +273,13 @@ TEST_F(GoferHostTest, HostMountsAreSealed) {
   close(*efd);
 
   // --submounts=none: not even those.
-  Gofer none(dir_, Submounts::kNone);
+  Gofer none(dir_, Submounts::kNone, {}, direct());
   Node nb = none.Walk(none.root, "bind");
   EXPECT_EQ(nb.st.st_mode & 07777, 0555u);
   EXPECT_EQ(Err(none.client->Walk(nb.handle, "inner")), ENOENT);
   EXPECT_EQ(Err(none.client->Walk(none.root, "efile")), EACCES);
   // The attach root itself is always served, whatever it is.
-  Gofer tmpfs_root(dir_ + "/tmpfs", Submounts::kNone);
+  Gofer tmpfs_root(dir_ + "/tmpfs", Submounts::kNone, {}, direct());
   auto hidden = tmpfs_root.client->WalkOpen(tmpfs_root.root, "hidden");
   ASSERT_TRUE(hidden.ok());
   ASSERT_GE(hidden->second, 0);
@@ -280,14 +287,19 @@ TEST_F(GoferHostTest, HostMountsAreSealed) {
   close(hidden->second);
 }
 
-TEST_F(GoferHostTest, MountAfterTheWalkIsCaughtAtOpen) {
+TEST_P(GoferHostTest, MountAfterTheWalkIsCaughtAtOpen) {
   if (geteuid() != 0) GTEST_SKIP() << "mounting needs root";
   WriteFile(dir_ + "/f", "plain");
-  Gofer g(dir_, Submounts::kAuto);
+  Gofer g(dir_, Submounts::kAuto, {}, direct());
   Node f = g.Walk(g.root, "f");
   ASSERT_TRUE(Mount("/proc/version", dir_ + "/f", nullptr, MS_BIND, /*file=*/true));
   EXPECT_EQ(Err(g.client->Open(f.handle, O_RDONLY)), EACCES);
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, GoferHostTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "Direct" : "Gofer";
+                         });
 
 }  // namespace
 }  // namespace sentry::gofer

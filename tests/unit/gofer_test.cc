@@ -70,7 +70,9 @@ struct stat HostStat(const std::string& path) {
 
 int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) { return remove(path); }
 
-class GoferTest : public ::testing::Test {
+// Each test runs twice: every call over the socket (gofer mode), and with both attach points
+// served in this process (direct mode, Client::GoDirect).
+class GoferTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/gofer_test.XXXXXX";
@@ -92,12 +94,19 @@ class GoferTest : public ::testing::Test {
     ASSERT_TRUE(proc.ok()) << proc.status();
     proc_ = *proc;
     client_ = std::make_unique<Client>(proc_.sock);
+    if (direct()) {
+      EXPECT_TRUE(client_->GoDirect({"/", "/ro"}, {}).empty());
+      EXPECT_TRUE(client_->direct());
+    }
     bool ro = true;
     auto root = client_->Attach("/", &ro);
     ASSERT_TRUE(root.ok());
     EXPECT_FALSE(ro);
+    EXPECT_EQ((root->handle & kLocalHandleBit) != 0, direct());
     root_ = root->handle;
   }
+
+  bool direct() const { return GetParam(); }
 
   void TearDown() override {
     client_.reset();  // EOF on the socket: the gofer exits 0
@@ -124,7 +133,7 @@ class GoferTest : public ::testing::Test {
   bool killed_ = false;
 };
 
-TEST_F(GoferTest, WalkAndStat) {
+TEST_P(GoferTest, WalkAndStat) {
   Node f = MustWalk(root_, "file.txt");
   EXPECT_TRUE(S_ISREG(f.st.st_mode));
   EXPECT_EQ(f.st.st_size, 5);
@@ -143,7 +152,7 @@ TEST_F(GoferTest, WalkAndStat) {
   EXPECT_EQ(Err(client_->Stat(f.handle)), EBADF);
 }
 
-TEST_F(GoferTest, OpenDonatesAHostFd) {
+TEST_P(GoferTest, OpenDonatesAHostFd) {
   Node f = MustWalk(root_, "file.txt");
   auto fd = client_->Open(f.handle, O_RDONLY);
   ASSERT_TRUE(fd.ok());
@@ -159,7 +168,7 @@ TEST_F(GoferTest, OpenDonatesAHostFd) {
   EXPECT_EQ(Err(client_->Open(root_, O_RDONLY)), EISDIR);
 }
 
-TEST_F(GoferTest, FilesOutliveTheirClosedDirectoryHandle) {
+TEST_P(GoferTest, FilesOutliveTheirClosedDirectoryHandle) {
   Node sub = MustWalk(root_, "sub");
   Node inner = MustWalk(sub.handle, "inner.txt");
   client_->Close(sub.handle);
@@ -173,7 +182,7 @@ TEST_F(GoferTest, FilesOutliveTheirClosedDirectoryHandle) {
   EXPECT_EQ(Err(client_->Stat(inner.handle)), EBADF);
 }
 
-TEST_F(GoferTest, CreateMkdirUnlink) {
+TEST_P(GoferTest, CreateMkdirUnlink) {
   auto c = client_->Create(root_, "new.txt", O_RDWR, 0640, 1234, 5678);
   ASSERT_TRUE(c.ok()) << Err(c);
   auto [node, fd] = *c;
@@ -204,7 +213,7 @@ TEST_F(GoferTest, CreateMkdirUnlink) {
   EXPECT_EQ(Err(client_->Stat(node.handle)), ENOENT);
 }
 
-TEST_F(GoferTest, HandlesFollowRenames) {
+TEST_P(GoferTest, HandlesFollowRenames) {
   Node f = MustWalk(root_, "file.txt");
   Node sub = MustWalk(root_, "sub");
   ASSERT_TRUE(client_->Rename(root_, "file.txt", sub.handle, "moved.txt", 0).ok());
@@ -238,7 +247,7 @@ TEST_F(GoferTest, HandlesFollowRenames) {
   EXPECT_EQ(Err(client_->Rename(root_, "a", root_, "sub2", RENAME_NOREPLACE)), EEXIST);
 }
 
-TEST_F(GoferTest, SymlinksAreReturnedNotFollowed) {
+TEST_P(GoferTest, SymlinksAreReturnedNotFollowed) {
   auto s = client_->Symlink(root_, "sl", "file.txt", 0, 0);
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(S_ISLNK(s->st.st_mode));
@@ -250,7 +259,7 @@ TEST_F(GoferTest, SymlinksAreReturnedNotFollowed) {
   EXPECT_EQ(Err(client_->ReadLink(MustWalk(root_, "file.txt").handle)), EINVAL);
 }
 
-TEST_F(GoferTest, SymlinksOutsideTheAttachAreNeverFollowed) {
+TEST_P(GoferTest, SymlinksOutsideTheAttachAreNeverFollowed) {
   std::string secret = top_ + "/outside/secret.txt";
   Node esc = MustWalk(root_, "escape");
   EXPECT_TRUE(S_ISLNK(esc.st.st_mode));
@@ -278,7 +287,7 @@ TEST_F(GoferTest, SymlinksOutsideTheAttachAreNeverFollowed) {
   EXPECT_EQ(Err(client_->ReadDir(dl.handle)), ENOTDIR);
 }
 
-TEST_F(GoferTest, NamesMustBeOneComponent) {
+TEST_P(GoferTest, NamesMustBeOneComponent) {
   std::vector<std::string> bad_names = {
       "", ".", "..", "a/b", "/etc", "../outside", std::string("a\0b", 3)};
   for (const auto& bad : bad_names) {
@@ -294,7 +303,7 @@ TEST_F(GoferTest, NamesMustBeOneComponent) {
   EXPECT_EQ(ReadFile(rw_ + "/file.txt"), "hello");
 }
 
-TEST_F(GoferTest, LinkAndMknod) {
+TEST_P(GoferTest, LinkAndMknod) {
   Node f = MustWalk(root_, "file.txt");
   ASSERT_TRUE(client_->Link(root_, "hard", f.handle).ok());
   EXPECT_EQ(HostStat(rw_ + "/hard").st_ino, f.st.st_ino);
@@ -313,7 +322,7 @@ TEST_F(GoferTest, LinkAndMknod) {
   EXPECT_TRUE(S_ISREG(client_->Mknod(root_, "reg", 0644, 0, 0)->st.st_mode));
 }
 
-TEST_F(GoferTest, SetAttr) {
+TEST_P(GoferTest, SetAttr) {
   Node f = MustWalk(root_, "file.txt");
   SetAttrRequest req;
   req.mask = kSetMode | kSetSize | kSetAtime | kSetMtime;
@@ -355,7 +364,7 @@ TEST_F(GoferTest, SetAttr) {
   EXPECT_NE(HostStat(top_ + "/outside/secret.txt").st_mtim.tv_sec, 3000);
 }
 
-TEST_F(GoferTest, ReadDirListsEverythingAcrossPages) {
+TEST_P(GoferTest, ReadDirListsEverythingAcrossPages) {
   auto ents = client_->ReadDir(root_);
   ASSERT_TRUE(ents.ok());
   std::set<std::string> names;
@@ -382,7 +391,7 @@ TEST_F(GoferTest, ReadDirListsEverythingAcrossPages) {
   EXPECT_EQ(Err(client_->ReadDir(MustWalk(root_, "file.txt").handle)), ENOTDIR);
 }
 
-TEST_F(GoferTest, StatFs) {
+TEST_P(GoferTest, StatFs) {
   auto sfs = client_->StatFs(MustWalk(root_, "file.txt").handle);
   ASSERT_TRUE(sfs.ok());
   struct statfs host;
@@ -391,7 +400,7 @@ TEST_F(GoferTest, StatFs) {
   EXPECT_EQ(sfs->f_bsize, host.f_bsize);
 }
 
-TEST_F(GoferTest, Xattrs) {
+TEST_P(GoferTest, Xattrs) {
   Node f = MustWalk(root_, "file.txt");
   auto set = client_->SetXattr(f.handle, "user.test", "value", 0);
   if (Err(set) == EOPNOTSUPP) GTEST_SKIP() << "no user xattrs on " << rw_;
@@ -411,7 +420,7 @@ TEST_F(GoferTest, Xattrs) {
   EXPECT_TRUE(client_->ListXattr(MustWalk(root_, "escape").handle)->empty());
 }
 
-TEST_F(GoferTest, ReadOnlyAttachRefusesEveryChange) {
+TEST_P(GoferTest, ReadOnlyAttachRefusesEveryChange) {
   bool ro = false;
   auto root = client_->Attach("/ro", &ro);
   ASSERT_TRUE(root.ok());
@@ -450,25 +459,30 @@ TEST_F(GoferTest, ReadOnlyAttachRefusesEveryChange) {
   EXPECT_EQ(Err(client_->Link(root_, "x", f.handle)), EXDEV);
 }
 
-TEST_F(GoferTest, NonDirectoryHandlesHoldNoHostFd) {
+TEST_P(GoferTest, NonDirectoryHandlesHoldNoHostFd) {
   Node sub = MustWalk(root_, "sub");
   for (int i = 0; i < 2000; i++) WriteFile(rw_ + "/sub/f" + std::to_string(i), "");
   std::vector<Handle> handles;
+  // The handles live in the gofer, or in this process in direct mode.
+  std::string fd_dir = "/proc/" + std::to_string(direct() ? getpid() : proc_.pid) + "/fd";
+  auto count_fds = [&] {
+    int fds = 0;
+    if (DIR* d = opendir(fd_dir.c_str())) {
+      while (readdir(d) != nullptr) fds++;
+      closedir(d);
+    }
+    return fds;
+  };
+  int before = count_fds();
   for (int i = 0; i < 2000; i++) {
     handles.push_back(MustWalk(sub.handle, "f" + std::to_string(i)).handle);
   }
-  int fds = 0;
-  std::string fd_dir = "/proc/" + std::to_string(proc_.pid) + "/fd";
-  if (DIR* d = opendir(fd_dir.c_str())) {
-    while (readdir(d) != nullptr) fds++;
-    closedir(d);
-  }
-  EXPECT_LT(fds, 32);
+  EXPECT_LT(count_fds() - before, 16);
   for (Handle h : handles) client_->Close(h);
   EXPECT_TRUE(client_->Stat(sub.handle).ok());
 }
 
-TEST_F(GoferTest, ConcurrentCallsAreSerialized) {
+TEST_P(GoferTest, ConcurrentCallsAreSerialized) {
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int t = 0; t < 4; t++) {
@@ -484,7 +498,7 @@ TEST_F(GoferTest, ConcurrentCallsAreSerialized) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-TEST_F(GoferTest, GoferIsConfined) {
+TEST_P(GoferTest, GoferIsConfined) {
   if (geteuid() != 0) GTEST_SKIP() << "confinement needs root";
   std::string proc = "/proc/" + std::to_string(proc_.pid);
   std::string status = ReadFile(proc + "/status");
@@ -506,12 +520,15 @@ TEST_F(GoferTest, GoferIsConfined) {
   EXPECT_TRUE(client_->Walk(root_, "file.txt").ok());  // and it still serves
 }
 
-TEST_F(GoferTest, DeadGoferMeansEio) {
-  int deaths = 0;
+TEST_P(GoferTest, DeadGoferMeansEio) {
+  std::atomic<int> deaths = 0;
   client_->set_on_death([&] { deaths++; });
+  // Direct mode sends the gofer nothing: its death is seen on the socket by a watcher.
+  if (direct()) client_->WatchPeer();
   Node f = MustWalk(root_, "file.txt");
   ASSERT_EQ(kill(proc_.pid, SIGKILL), 0);
   killed_ = true;
+  for (int i = 0; i < 500 && direct() && !client_->dead(); i++) usleep(10'000);
   EXPECT_EQ(Err(client_->Stat(f.handle)), EIO);
   EXPECT_TRUE(client_->dead());
   EXPECT_EQ(deaths, 1);
@@ -519,6 +536,53 @@ TEST_F(GoferTest, DeadGoferMeansEio) {
   EXPECT_EQ(Err(client_->Open(f.handle, O_RDONLY)), EIO);
   client_->Close(f.handle);
   EXPECT_EQ(deaths, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GoferTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "Direct" : "Gofer";
+                         });
+
+// An attach point whose root fd does not come stays with the gofer; the others are served
+// here, and each call goes where its handle says.
+TEST(GoferDirectTest, MixedAttachPointsAndFallback) {
+  char tmpl[] = "/tmp/gofer_direct.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string top = tmpl;
+  ASSERT_EQ(mkdir((top + "/a").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((top + "/b").c_str(), 0755), 0);
+  WriteFile(top + "/a/x", "a");
+  WriteFile(top + "/b/y", "bb");
+  auto proc = StartGofer(SENTRY_BINARY, {{"/", top + "/a", false}, {"/b", top + "/b", true}});
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  {
+    Client client(proc->sock);
+    client.set_peer(proc->pid);
+    // "/nope" is no attach point of the gofer's: it cannot donate it.
+    auto kept = client.GoDirect({"/", "/nope"}, {});
+    EXPECT_EQ(kept, std::vector<std::string>{"/nope"});
+    bool ro = false;
+    auto a = client.Attach("/", &ro);
+    auto b = client.Attach("/b", &ro);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_TRUE(ro);
+    EXPECT_NE(a->handle & kLocalHandleBit, 0u);
+    EXPECT_EQ(b->handle & kLocalHandleBit, 0u);
+    auto x = client.Walk(a->handle, "x");
+    auto y = client.Walk(b->handle, "y");
+    ASSERT_TRUE(x.ok() && y.ok());
+    EXPECT_EQ(x->st.st_size, 1);
+    EXPECT_EQ(y->st.st_size, 2);
+    EXPECT_EQ(Err(client.Attach("/nope", nullptr)), ENOENT);
+    // The gofer still enforces its read-only attach; the local server its own.
+    EXPECT_EQ(Err(client.Create(b->handle, "new", O_RDWR, 0644, 0, 0)), EROFS);
+    auto made = client.Create(a->handle, "new", O_RDWR, 0644, getuid(), getgid());
+    ASSERT_TRUE(made.ok());
+    close(made->second);
+    EXPECT_EQ(HostStat(top + "/a/new").st_mode & 0777, 0644u);
+  }
+  waitpid(proc->pid, nullptr, 0);
+  nftw(top.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 TEST(GoferStartTest, ReportsStartupFailures) {
