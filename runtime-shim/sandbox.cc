@@ -20,6 +20,7 @@
 #include "gofer/launch.h"
 #include "netstack/stack.h"
 #include "runtime-shim/confine.h"
+#include "runtime-shim/guest_paths.h"
 #include "runtime-shim/namespaces.h"
 #include "runtime-shim/review.h"
 #include "runtime-shim/terminal.h"
@@ -437,6 +438,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     r = k.vfs().MountAt(*sys, kernel::NewSysfs(k), "sysfs", "sysfs",
                         MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
     if (!r.ok()) return Err("mount /sys", r.error());
+    SENTRY_RETURN_IF_ERROR(
+        ApplyPathRestrictions(k.vfs(), opts.masked_paths, opts.readonly_paths));
   }
   if (opts.net_host) {
     k.net().Configure(netstack::NetMode::kHost,
@@ -470,6 +473,16 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     so.rlimits.push_back({RLIMIT_CPU, {secs, secs + 1}});
   }
   if (opts.file_size > 0) so.rlimits.push_back({RLIMIT_FSIZE, {opts.file_size, opts.file_size}});
+  for (const auto& [resource, soft, hard] : opts.rlimits) {
+    if (resource == RLIMIT_NOFILE) {
+      so.nofile = {soft, hard};
+    } else {
+      so.rlimits.push_back({resource, {soft, hard}});
+    }
+  }
+  so.groups = opts.groups;
+  so.umask = opts.umask;
+  so.no_new_privs = opts.no_new_privs;
   so.path = prog;
   so.cwd = opts.cwd.empty() ? FirstVisibleDir(k.vfs(), opts.cwd_if_visible) : opts.cwd;
   so.argv = opts.argv;

@@ -458,6 +458,16 @@ absl::Status Start(const Globals& g, const std::string& id) {
     return absl::FailedPreconditionError("cannot start container " + id + ": it is " +
                                          StatusName(s) + ", not created");
   }
+  // startContainer hooks, before the guest's program runs; a failing one stops the
+  // container, as the init's failure does under runc.
+  for (const auto& [kind, hook] : c.state().later_hooks) {
+    if (kind != "startContainer") continue;
+    absl::Status s = RunHook(kind, hook, HookState(c.state(), "created"));
+    if (!s.ok()) {
+      kill(c.state().pid, SIGKILL);
+      return s;
+    }
+  }
   std::string fifo = c.FifoPath();
   int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("start " + id + ": the sandbox process is not waiting");
