@@ -85,6 +85,10 @@ else
     [[ ${got[$i]:-} == "${want[$i]}" ]] && pass "${names[$i]}" ||
       fail "${names[$i]}: want '${want[$i]}', got '${got[$i]:-}'"
   done
+  # The other platform gives the same.
+  out_ptrace=$(cd "$WORK/probe" && rt --platform ptrace run pr1p 2>&1)
+  [[ $out_ptrace == "$out" ]] && pass "the same output with --platform ptrace" ||
+    fail "ptrace differs: $(diff <(echo "$out") <(echo "$out_ptrace") | tr '\n' ' ')"
   # The reference: the same bundle under runc, line for line.
   if command -v runc >/dev/null && ((EUID == 0)); then
     ref=$(cd "$WORK/probe" && runc --root "$WORK/runc-state" run "probe-$$" 2>&1)

@@ -155,6 +155,7 @@ if ((${#netns[@]})); then
   docker rm -f web-runc web-sentry >/dev/null 2>&1
 fi
 source "$(dirname "$0")/docker_resources.sh"
+source "$(dirname "$0")/docker_debian.sh"
 # run -t through a real terminal (script): the guest's stdio is a terminal of the sandbox,
 # relayed to the pty whose master went to containerd's shim over the console socket; docker
 # sizes it from the client's terminal once the container has started (so the guest waits a
