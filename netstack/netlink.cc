@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "netstack/host_interfaces.h"
 #include "netstack/stack.h"
 
 namespace sentry::netstack {
@@ -108,6 +109,57 @@ void AddrMessage(MsgWriter& w, int family, uint16_t flags, uint32_t seq, uint32_
     struct in6_addr a = IN6ADDR_LOOPBACK_INIT;
     w.Attr(IFA_ADDRESS, &a, sizeof(a));
   }
+  w.AttrU32(IFA_FLAGS, IFA_F_PERMANENT);
+  struct ifa_cacheinfo ci = {0xffffffff, 0xffffffff, 0, 0};
+  w.Attr(IFA_CACHEINFO, &ci, sizeof(ci));
+  w.Finish();
+}
+
+// An interface of the Sentry's own network namespace (host_interfaces.h), an Ethernet link
+// with the host's index, flags, MTU and address. Its counters are not the host's: zero.
+void HostLinkMessage(MsgWriter& w, const HostInterface& h, uint16_t flags, uint32_t seq,
+                     uint32_t port) {
+  w.Begin(RTM_NEWLINK, flags, seq, port);
+  struct ifinfomsg ifi {};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_type = ARPHRD_ETHER;
+  ifi.ifi_index = h.index;
+  ifi.ifi_flags = h.flags;
+  w.Put(&ifi, sizeof(ifi));
+  w.AttrStr(IFLA_IFNAME, h.name.c_str());
+  w.AttrU32(IFLA_TXQLEN, 1000);
+  uint8_t operstate = (h.flags & IFF_RUNNING) ? uint8_t{IF_OPER_UP} : uint8_t{IF_OPER_DOWN};
+  uint8_t linkmode = 0;
+  w.Attr(IFLA_OPERSTATE, &operstate, 1);
+  w.Attr(IFLA_LINKMODE, &linkmode, 1);
+  w.AttrU32(IFLA_MTU, h.mtu);
+  w.AttrU32(IFLA_GROUP, 0);
+  w.AttrU32(IFLA_PROMISCUITY, 0);
+  w.AttrU32(IFLA_NUM_TX_QUEUES, 1);
+  w.AttrU32(IFLA_NUM_RX_QUEUES, 1);
+  w.AttrStr(IFLA_QDISC, "noqueue");
+  w.Attr(IFLA_ADDRESS, h.mac.data(), h.mac.size());
+  uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  w.Attr(IFLA_BROADCAST, bcast, sizeof(bcast));
+  struct rtnl_link_stats stats {};
+  w.Attr(IFLA_STATS, &stats, sizeof(stats));
+  w.Finish();
+}
+
+void HostAddrMessage(MsgWriter& w, const HostInterface& h, const HostInterface::V4& v,
+                     uint16_t flags, uint32_t seq, uint32_t port) {
+  w.Begin(RTM_NEWADDR, flags, seq, port);
+  struct ifaddrmsg ifa {};
+  ifa.ifa_family = AF_INET;
+  ifa.ifa_prefixlen = v.prefix;
+  ifa.ifa_flags = IFA_F_PERMANENT;
+  ifa.ifa_scope = RT_SCOPE_UNIVERSE;
+  ifa.ifa_index = static_cast<uint32_t>(h.index);
+  w.Put(&ifa, sizeof(ifa));
+  w.Attr(IFA_ADDRESS, &v.addr, sizeof(v.addr));
+  w.Attr(IFA_LOCAL, &v.addr, sizeof(v.addr));
+  if (v.broadcast != 0) w.Attr(IFA_BROADCAST, &v.broadcast, sizeof(v.broadcast));
+  w.AttrStr(IFA_LABEL, h.name.c_str());
   w.AttrU32(IFA_FLAGS, IFA_F_PERMANENT);
   struct ifa_cacheinfo ci = {0xffffffff, 0xffffffff, 0, 0};
   w.Attr(IFA_CACHEINFO, &ci, sizeof(ci));
@@ -251,14 +303,25 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, bool net_admin,
   if (len >= NLMSG_LENGTH(1)) family = msg[NLMSG_HDRLEN];
   switch (h.nlmsg_type) {
     case RTM_GETLINK: {
+      // The container's own interfaces (host_interfaces.h) follow lo on the first stack.
+      static const std::vector<HostInterface> kNone;
+      const auto& hosts = stack_.mode() == NetMode::kHost ? HostInterfaces() : kNone;
       if (!dump) {
         struct ifinfomsg ifi {};
         if (len >= NLMSG_LENGTH(sizeof(ifi))) std::memcpy(&ifi, msg + NLMSG_HDRLEN, sizeof(ifi));
+        for (const auto& hi : hosts) {
+          if (ifi.ifi_index != 0 && ifi.ifi_index == hi.index) {
+            HostLinkMessage(w, hi, 0, h.nlmsg_seq, port);
+            if (h.nlmsg_flags & NLM_F_ACK) Error(w, 0, h, port);
+            return;
+          }
+        }
         if (ifi.ifi_index != 0 && ifi.ifi_index != kLoIndex) return Error(w, ENODEV, h, port);
         LinkMessage(w, stack_.loopback_up(), 0, h.nlmsg_seq, port);
         break;
       }
       LinkMessage(w, stack_.loopback_up(), NLM_F_MULTI, h.nlmsg_seq, port);
+      for (const auto& hi : hosts) HostLinkMessage(w, hi, NLM_F_MULTI, h.nlmsg_seq, port);
       Done(w, h.nlmsg_seq, port);
       break;
     }
@@ -267,6 +330,11 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, bool net_admin,
       // lo's addresses are assigned when it comes up (127.0.0.1 then stays).
       if ((family == AF_UNSPEC || family == AF_INET) && stack_.loopback_v4_assigned()) {
         AddrMessage(w, AF_INET, NLM_F_MULTI, h.nlmsg_seq, port);
+      }
+      if ((family == AF_UNSPEC || family == AF_INET) && stack_.mode() == NetMode::kHost) {
+        for (const auto& hi : HostInterfaces()) {
+          for (const auto& v : hi.v4) HostAddrMessage(w, hi, v, NLM_F_MULTI, h.nlmsg_seq, port);
+        }
       }
       if ((family == AF_UNSPEC || family == AF_INET6) && stack_.loopback_up()) {
         AddrMessage(w, AF_INET6, NLM_F_MULTI, h.nlmsg_seq, port);

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gofer/client.h"
 #include "gofer/launch.h"
+#include "netstack/host_interfaces.h"
 #include "netstack/stack.h"
 #include "runtime-shim/confine.h"
 #include "runtime-shim/guest_paths.h"
@@ -447,6 +448,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     k.net().SetPublished(opts.publish);
     k.net().SetPublishAll(opts.publish_all);
     k.net().policy()->answer_dns = opts.answer_dns;
+    if (opts.show_host_interfaces) netstack::SetHostInterfaces(netstack::ReadHostInterfaces());
   }
   if (!opts.hostname.empty()) {
     absl::MutexLock l(&k.mu());

@@ -138,6 +138,10 @@ struct SandboxOptions {
   // net_host only: every guest wildcard listener also listens on the same host port (an OCI
   // container whose network namespace is its own: Docker's -p and bridge networks).
   bool publish_all = false;
+  // net_host only: the guest sees the interfaces of the network namespace the Sentry runs in
+  // besides its own lo (netstack/host_interfaces.h), and may bind to their IPv4 addresses
+  // (an OCI container's own namespace: Docker's eth0).
+  bool show_host_interfaces = false;
   // net_host only: the Sentry answers the guest's DNS queries itself (netstack/dns.h); false:
   // they go to the server the guest names (an OCI container's own resolv.conf).
   bool answer_dns = true;

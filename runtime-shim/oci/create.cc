@@ -108,6 +108,7 @@ void UseContainerNetwork(shim::SandboxOptions& sandbox) {
   }
   sandbox.publish_all = true;
   sandbox.answer_dns = false;
+  sandbox.show_host_interfaces = true;
 }
 
 // The child side of create: becomes the container's sandbox process.
