@@ -448,7 +448,6 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     k.net().SetPublished(opts.publish);
     k.net().SetPublishAll(opts.publish_all);
     k.net().policy()->answer_dns = opts.answer_dns;
-    if (opts.show_host_interfaces) netstack::SetHostInterfaces(netstack::ReadHostInterfaces());
   }
   if (!opts.hostname.empty()) {
     absl::MutexLock l(&k.mu());
@@ -536,6 +535,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   signal(SIGPIPE, SIG_IGN);
   absl::StatusOr<int> status = absl::UnknownError("the guest did not start");
   absl::Status held = opts.before_start ? opts.before_start() : absl::OkStatus();
+  // Only now: an OCI runtime's hooks (Docker's libnetwork-setkey) move the container's
+  // interfaces into this namespace after the sandbox is set up, before `start` lets it go on.
+  if (held.ok() && opts.net_host && opts.show_host_interfaces) {
+    netstack::SetHostInterfaces(netstack::ReadHostInterfaces());
+  }
   if (!held.ok()) {
     status = held;
   } else {
