@@ -439,8 +439,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     r = k.vfs().MountAt(*sys, kernel::NewSysfs(k), "sysfs", "sysfs",
                         MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
     if (!r.ok()) return Err("mount /sys", r.error());
-    SENTRY_RETURN_IF_ERROR(
-        ApplyPathRestrictions(k.vfs(), opts.masked_paths, opts.readonly_paths));
+    SENTRY_RETURN_IF_ERROR(ApplyPathRestrictions(k.vfs(), opts.masked_paths, opts.readonly_paths));
   }
   if (opts.net_host) {
     k.net().Configure(netstack::NetMode::kHost,

@@ -309,8 +309,8 @@ Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uin
       if (ifc.ifc_buf == nullptr) {
         ifc.ifc_len = static_cast<int>(list.size() * sizeof(struct ifreq));
       } else {
-        size_t fit = std::min(list.size(), static_cast<size_t>(std::max(ifc.ifc_len, 0)) /
-                                               sizeof(struct ifreq));
+        size_t fit = std::min(list.size(),
+                              static_cast<size_t>(std::max(ifc.ifc_len, 0)) / sizeof(struct ifreq));
         GuestAddr buf(reinterpret_cast<uint64_t>(ifc.ifc_buf));
         for (size_t i = 0; i < fit; i++) {
           SENTRY_TRY(t.CopyOut(GuestAddr(buf.value() + i * sizeof(struct ifreq)), list[i]));

@@ -300,9 +300,10 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
         " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
         "drop fifo colls carrier compressed\n";
     auto line = [&out](const std::string& name) {
-      out += absl::StrFormat("%6s:       0       0    0    0    0     0          0         0 "
-                             "       0       0    0    0    0     0       0          0\n",
-                             name);
+      out += absl::StrFormat(
+          "%6s:       0       0    0    0    0     0          0         0 "
+          "       0       0    0    0    0     0       0          0\n",
+          name);
     };
     line("lo");
     if (stack.mode() == netstack::NetMode::kHost) {
