@@ -1,6 +1,8 @@
 #include "netstack/host_interfaces.h"
 
 #include <ifaddrs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -16,6 +18,43 @@ namespace {
 std::vector<HostInterface>& List() {
   static std::vector<HostInterface> list;
   return list;
+}
+
+std::vector<HostRoute>& Routes() {
+  static std::vector<HostRoute> routes;
+  return routes;
+}
+
+// One RTM_NEWROUTE of the dump into `out`, if it is a main-table IPv4 route.
+void ParseRoute(const struct nlmsghdr* h, std::vector<HostRoute>& out) {
+  if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg))) return;
+  const auto* rt = static_cast<const struct rtmsg*>(NLMSG_DATA(h));
+  if (rt->rtm_family != AF_INET || rt->rtm_table != RT_TABLE_MAIN) return;
+  HostRoute r;
+  r.prefix = rt->rtm_dst_len;
+  r.scope = rt->rtm_scope;
+  r.protocol = rt->rtm_protocol;
+  r.type = rt->rtm_type;
+  int len = static_cast<int>(RTM_PAYLOAD(h));
+  for (const struct rtattr* a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+    uint32_t v = 0;
+    if (RTA_PAYLOAD(a) >= sizeof(v)) std::memcpy(&v, RTA_DATA(a), sizeof(v));
+    switch (a->rta_type) {
+      case RTA_DST:
+        r.dst = v;
+        break;
+      case RTA_GATEWAY:
+        r.gateway = v;
+        break;
+      case RTA_PREFSRC:
+        r.prefsrc = v;
+        break;
+      case RTA_OIF:
+        r.oif = static_cast<int>(v);
+        break;
+    }
+  }
+  out.push_back(r);
 }
 
 int PrefixOf(uint32_t mask_be) { return __builtin_popcount(mask_be); }
@@ -65,9 +104,49 @@ std::vector<HostInterface> ReadHostInterfaces() {
   return out;
 }
 
-void SetHostInterfaces(std::vector<HostInterface> list) { List() = std::move(list); }
+std::vector<HostRoute> ReadHostRoutes() {
+  std::vector<HostRoute> out;
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return out;
+  struct {
+    struct nlmsghdr h;
+    struct rtmsg rt;
+  } req{};
+  req.h.nlmsg_len = sizeof(req);
+  req.h.nlmsg_type = RTM_GETROUTE;
+  req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  req.h.nlmsg_seq = 1;
+  req.rt.rtm_family = AF_INET;
+  if (send(fd, &req, sizeof(req), 0) != static_cast<ssize_t>(sizeof(req))) {
+    close(fd);
+    return out;
+  }
+  alignas(struct nlmsghdr) char buf[16384];
+  for (bool done = false; !done;) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    int left = static_cast<int>(n);
+    for (auto* h = reinterpret_cast<struct nlmsghdr*>(buf); NLMSG_OK(h, left);
+         h = NLMSG_NEXT(h, left)) {
+      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+        done = true;
+        break;
+      }
+      if (h->nlmsg_type == RTM_NEWROUTE) ParseRoute(h, out);
+    }
+  }
+  close(fd);
+  return out;
+}
+
+void SetHostInterfaces(std::vector<HostInterface> list, std::vector<HostRoute> routes) {
+  List() = std::move(list);
+  Routes() = std::move(routes);
+}
 
 const std::vector<HostInterface>& HostInterfaces() { return List(); }
+
+const std::vector<HostRoute>& HostRoutes() { return Routes(); }
 
 bool IsHostInterfaceV4(uint32_t addr) {
   for (const auto& h : List()) {

@@ -166,6 +166,25 @@ void HostAddrMessage(MsgWriter& w, const HostInterface& h, const HostInterface::
   w.Finish();
 }
 
+void HostRouteMessage(MsgWriter& w, const HostRoute& r, uint16_t flags, uint32_t seq,
+                      uint32_t port) {
+  w.Begin(RTM_NEWROUTE, flags, seq, port);
+  struct rtmsg rt {};
+  rt.rtm_family = AF_INET;
+  rt.rtm_dst_len = r.prefix;
+  rt.rtm_table = RT_TABLE_MAIN;
+  rt.rtm_protocol = r.protocol;
+  rt.rtm_scope = r.scope;
+  rt.rtm_type = r.type;
+  w.Put(&rt, sizeof(rt));
+  w.AttrU32(RTA_TABLE, RT_TABLE_MAIN);
+  if (r.prefix != 0) w.Attr(RTA_DST, &r.dst, sizeof(r.dst));
+  if (r.prefsrc != 0) w.Attr(RTA_PREFSRC, &r.prefsrc, sizeof(r.prefsrc));
+  if (r.gateway != 0) w.Attr(RTA_GATEWAY, &r.gateway, sizeof(r.gateway));
+  w.AttrU32(RTA_OIF, static_cast<uint32_t>(r.oif));
+  w.Finish();
+}
+
 void Done(MsgWriter& w, uint32_t seq, uint32_t port) {
   w.Begin(NLMSG_DONE, NLM_F_MULTI, seq, port);
   int32_t zero = 0;
@@ -342,12 +361,19 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, bool net_admin,
       Done(w, h.nlmsg_seq, port);
       break;
     case RTM_GETROUTE:
+      // The container's own routes (host_interfaces.h) on the first stack in host mode; lo's
+      // live in the local table, which `ip route` does not show.
+      if (!dump) return Error(w, ENETUNREACH, h, port);
+      if ((family == AF_UNSPEC || family == AF_INET) && stack_.mode() == NetMode::kHost) {
+        for (const auto& r : HostRoutes()) HostRouteMessage(w, r, NLM_F_MULTI, h.nlmsg_seq, port);
+      }
+      Done(w, h.nlmsg_seq, port);
+      break;
     case RTM_GETNEIGH:
     case RTM_GETRULE:
     case RTM_GETQDISC:
     case RTM_GETNETCONF:
-      // The main table has no routes (lo's live in the local table, which `ip route` does
-      // not show); there are no neighbours, rules or queueing disciplines to list.
+      // There are no neighbours, rules or queueing disciplines to list.
       if (!dump) return Error(w, ENETUNREACH, h, port);
       Done(w, h.nlmsg_seq, port);
       break;

@@ -537,7 +537,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // Only now: an OCI runtime's hooks (Docker's libnetwork-setkey) move the container's
   // interfaces into this namespace after the sandbox is set up, before `start` lets it go on.
   if (held.ok() && opts.net_host && opts.show_host_interfaces) {
-    netstack::SetHostInterfaces(netstack::ReadHostInterfaces());
+    netstack::SetHostInterfaces(netstack::ReadHostInterfaces(), netstack::ReadHostRoutes());
   }
   if (!held.ok()) {
     status = held;

@@ -164,6 +164,19 @@ ip link show eth0 | sed -n "s/.*ether \([^ ]*\).*/\1/p"; grep -c "eth0:" /proc/n
   }
   s_out=$(iface_view sentry)
   r_out=$(iface_view runc)
+  # ip route: the default route through Docker's gateway and the subnet's (the source
+  # address is each container's own).
+  routes_of() {
+    local id
+    id=$(docker run -d --runtime="$1" $IMG sleep 60)
+    docker exec "$id" sh -c 'ip route | sed "s/src [0-9.]*/src ADDR/"' 2>&1
+    docker rm -f "$id" >/dev/null 2>&1
+  }
+  s_routes=$(routes_of sentry)
+  r_routes=$(routes_of runc)
+  [[ $s_routes == "$r_routes" && $s_routes == "default via "*" dev eth0"* ]] &&
+    pass "bridge: ip route as under runc ($(echo $s_routes))" ||
+    fail "routes: sentry '$s_routes' runc '$r_routes'"
   check_if() {  # OUTPUT: the guest's view must match docker inspect's last line
     local lines insp
     mapfile -t lines <<<"$1"
