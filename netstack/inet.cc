@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "netstack/dns.h"
 #include "netstack/host.h"
+#include "netstack/host_interfaces.h"
 #include "netstack/stack.h"
 
 namespace sentry::netstack {
@@ -349,9 +350,22 @@ Result<void> InetSocket::AutobindLocked(const InetAddr& toward) {
   return Ok();
 }
 
+namespace {
+
+// Whether `a` is an IPv4 address of the container's own interfaces (host_interfaces.h), which
+// the first stack in host mode lets guest sockets bind to.
+bool OnHostInterface(const Stack& stack, const InetAddr& a) {
+  if (stack.mode() != NetMode::kHost || !a.IsV4()) return false;
+  uint32_t be;
+  std::memcpy(&be, a.ip.data() + 12, sizeof(be));
+  return IsHostInterfaceV4(be);
+}
+
+}  // namespace
+
 Result<void> InetSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
   InetAddr a = SENTRY_TRY(ParseAddr(addr, true));
-  if (!a.IsAny() && !a.IsLoopback()) return Errno(EADDRNOTAVAIL);
+  if (!a.IsAny() && !a.IsLoopback() && !OnHostInterface(stack_, a)) return Errno(EADDRNOTAVAIL);
   // With lo down, IPv4 still binds 127/8 (Linux's loopback routes stay in the local table)
   // but ::1 is not assigned.
   if (!a.IsV4() && a.IsLoopback() && !stack_.loopback_up()) return Errno(EADDRNOTAVAIL);
@@ -376,7 +390,8 @@ Result<void> InetSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
   // gets the host port; what arrives there is received as from any host socket, and replies
   // go out from it (under the egress policy, as every datagram the guest sends).
   std::optional<uint16_t> host_port = stack_.PublishedHostPort(protocol_, port);
-  if (host_port && a.IsAny() && !host_ && protocol_ == IPPROTO_UDP) {
+  if (host_port && (a.IsAny() || OnHostInterface(stack_, a)) && !host_ &&
+      protocol_ == IPPROTO_UDP) {
     InetAddr on = a;
     on.port = *host_port;
     auto link = HostLink::Bound(on, SOCK_DGRAM, v6only_, &queue_);
@@ -401,7 +416,8 @@ Result<void> InetSocket::Listen(int backlog, const Ucred&) {
   // --publish: a wildcard listener on a published port is reachable from the host side too.
   // (A loopback listener stays the sandbox's own.)
   std::optional<uint16_t> host_port = stack_.PublishedHostPort(IPPROTO_TCP, local_.port);
-  if (host_port && local_.IsAny() && !host_) {
+  // So is one on an address of the container's own interfaces (nc -l -s 172.17.0.2).
+  if (host_port && (local_.IsAny() || OnHostInterface(stack_, local_)) && !host_) {
     InetAddr on = local_;
     on.port = *host_port;
     host_ = SENTRY_TRY(HostLink::Listen(on, v6only_, backlog, &queue_));

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "netstack/host_interfaces.h"
 #include "netstack/stack.h"
 
 namespace sentry::netstack {
@@ -111,6 +112,76 @@ void AddrMessage(MsgWriter& w, int family, uint16_t flags, uint32_t seq, uint32_
   w.AttrU32(IFA_FLAGS, IFA_F_PERMANENT);
   struct ifa_cacheinfo ci = {0xffffffff, 0xffffffff, 0, 0};
   w.Attr(IFA_CACHEINFO, &ci, sizeof(ci));
+  w.Finish();
+}
+
+// An interface of the Sentry's own network namespace (host_interfaces.h), an Ethernet link
+// with the host's index, flags, MTU and address. Its counters are not the host's: zero.
+void HostLinkMessage(MsgWriter& w, const HostInterface& h, uint16_t flags, uint32_t seq,
+                     uint32_t port) {
+  w.Begin(RTM_NEWLINK, flags, seq, port);
+  struct ifinfomsg ifi {};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_type = ARPHRD_ETHER;
+  ifi.ifi_index = h.index;
+  ifi.ifi_flags = h.flags;
+  w.Put(&ifi, sizeof(ifi));
+  w.AttrStr(IFLA_IFNAME, h.name.c_str());
+  w.AttrU32(IFLA_TXQLEN, 1000);
+  uint8_t operstate = (h.flags & IFF_RUNNING) ? uint8_t{IF_OPER_UP} : uint8_t{IF_OPER_DOWN};
+  uint8_t linkmode = 0;
+  w.Attr(IFLA_OPERSTATE, &operstate, 1);
+  w.Attr(IFLA_LINKMODE, &linkmode, 1);
+  w.AttrU32(IFLA_MTU, h.mtu);
+  w.AttrU32(IFLA_GROUP, 0);
+  w.AttrU32(IFLA_PROMISCUITY, 0);
+  w.AttrU32(IFLA_NUM_TX_QUEUES, 1);
+  w.AttrU32(IFLA_NUM_RX_QUEUES, 1);
+  w.AttrStr(IFLA_QDISC, "noqueue");
+  w.Attr(IFLA_ADDRESS, h.mac.data(), h.mac.size());
+  uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  w.Attr(IFLA_BROADCAST, bcast, sizeof(bcast));
+  struct rtnl_link_stats stats {};
+  w.Attr(IFLA_STATS, &stats, sizeof(stats));
+  w.Finish();
+}
+
+void HostAddrMessage(MsgWriter& w, const HostInterface& h, const HostInterface::V4& v,
+                     uint16_t flags, uint32_t seq, uint32_t port) {
+  w.Begin(RTM_NEWADDR, flags, seq, port);
+  struct ifaddrmsg ifa {};
+  ifa.ifa_family = AF_INET;
+  ifa.ifa_prefixlen = v.prefix;
+  ifa.ifa_flags = IFA_F_PERMANENT;
+  ifa.ifa_scope = RT_SCOPE_UNIVERSE;
+  ifa.ifa_index = static_cast<uint32_t>(h.index);
+  w.Put(&ifa, sizeof(ifa));
+  w.Attr(IFA_ADDRESS, &v.addr, sizeof(v.addr));
+  w.Attr(IFA_LOCAL, &v.addr, sizeof(v.addr));
+  if (v.broadcast != 0) w.Attr(IFA_BROADCAST, &v.broadcast, sizeof(v.broadcast));
+  w.AttrStr(IFA_LABEL, h.name.c_str());
+  w.AttrU32(IFA_FLAGS, IFA_F_PERMANENT);
+  struct ifa_cacheinfo ci = {0xffffffff, 0xffffffff, 0, 0};
+  w.Attr(IFA_CACHEINFO, &ci, sizeof(ci));
+  w.Finish();
+}
+
+void HostRouteMessage(MsgWriter& w, const HostRoute& r, uint16_t flags, uint32_t seq,
+                      uint32_t port) {
+  w.Begin(RTM_NEWROUTE, flags, seq, port);
+  struct rtmsg rt {};
+  rt.rtm_family = AF_INET;
+  rt.rtm_dst_len = r.prefix;
+  rt.rtm_table = RT_TABLE_MAIN;
+  rt.rtm_protocol = r.protocol;
+  rt.rtm_scope = r.scope;
+  rt.rtm_type = r.type;
+  w.Put(&rt, sizeof(rt));
+  w.AttrU32(RTA_TABLE, RT_TABLE_MAIN);
+  if (r.prefix != 0) w.Attr(RTA_DST, &r.dst, sizeof(r.dst));
+  if (r.prefsrc != 0) w.Attr(RTA_PREFSRC, &r.prefsrc, sizeof(r.prefsrc));
+  if (r.gateway != 0) w.Attr(RTA_GATEWAY, &r.gateway, sizeof(r.gateway));
+  w.AttrU32(RTA_OIF, static_cast<uint32_t>(r.oif));
   w.Finish();
 }
 
@@ -251,14 +322,25 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, bool net_admin,
   if (len >= NLMSG_LENGTH(1)) family = msg[NLMSG_HDRLEN];
   switch (h.nlmsg_type) {
     case RTM_GETLINK: {
+      // The container's own interfaces (host_interfaces.h) follow lo on the first stack.
+      static const std::vector<HostInterface> kNone;
+      const auto& hosts = stack_.mode() == NetMode::kHost ? HostInterfaces() : kNone;
       if (!dump) {
         struct ifinfomsg ifi {};
         if (len >= NLMSG_LENGTH(sizeof(ifi))) std::memcpy(&ifi, msg + NLMSG_HDRLEN, sizeof(ifi));
+        for (const auto& hi : hosts) {
+          if (ifi.ifi_index != 0 && ifi.ifi_index == hi.index) {
+            HostLinkMessage(w, hi, 0, h.nlmsg_seq, port);
+            if (h.nlmsg_flags & NLM_F_ACK) Error(w, 0, h, port);
+            return;
+          }
+        }
         if (ifi.ifi_index != 0 && ifi.ifi_index != kLoIndex) return Error(w, ENODEV, h, port);
         LinkMessage(w, stack_.loopback_up(), 0, h.nlmsg_seq, port);
         break;
       }
       LinkMessage(w, stack_.loopback_up(), NLM_F_MULTI, h.nlmsg_seq, port);
+      for (const auto& hi : hosts) HostLinkMessage(w, hi, NLM_F_MULTI, h.nlmsg_seq, port);
       Done(w, h.nlmsg_seq, port);
       break;
     }
@@ -268,18 +350,30 @@ void NetlinkSocket::Answer(const uint8_t* msg, size_t len, bool net_admin,
       if ((family == AF_UNSPEC || family == AF_INET) && stack_.loopback_v4_assigned()) {
         AddrMessage(w, AF_INET, NLM_F_MULTI, h.nlmsg_seq, port);
       }
+      if ((family == AF_UNSPEC || family == AF_INET) && stack_.mode() == NetMode::kHost) {
+        for (const auto& hi : HostInterfaces()) {
+          for (const auto& v : hi.v4) HostAddrMessage(w, hi, v, NLM_F_MULTI, h.nlmsg_seq, port);
+        }
+      }
       if ((family == AF_UNSPEC || family == AF_INET6) && stack_.loopback_up()) {
         AddrMessage(w, AF_INET6, NLM_F_MULTI, h.nlmsg_seq, port);
       }
       Done(w, h.nlmsg_seq, port);
       break;
     case RTM_GETROUTE:
+      // The container's own routes (host_interfaces.h) on the first stack in host mode; lo's
+      // live in the local table, which `ip route` does not show.
+      if (!dump) return Error(w, ENETUNREACH, h, port);
+      if ((family == AF_UNSPEC || family == AF_INET) && stack_.mode() == NetMode::kHost) {
+        for (const auto& r : HostRoutes()) HostRouteMessage(w, r, NLM_F_MULTI, h.nlmsg_seq, port);
+      }
+      Done(w, h.nlmsg_seq, port);
+      break;
     case RTM_GETNEIGH:
     case RTM_GETRULE:
     case RTM_GETQDISC:
     case RTM_GETNETCONF:
-      // The main table has no routes (lo's live in the local table, which `ip route` does
-      // not show); there are no neighbours, rules or queueing disciplines to list.
+      // There are no neighbours, rules or queueing disciplines to list.
       if (!dump) return Error(w, ENETUNREACH, h, port);
       Done(w, h.nlmsg_seq, port);
       break;

@@ -18,8 +18,10 @@
 #include "absl/synchronization/mutex.h"
 #include "gofer/client.h"
 #include "gofer/launch.h"
+#include "netstack/host_interfaces.h"
 #include "netstack/stack.h"
 #include "runtime-shim/confine.h"
+#include "runtime-shim/guest_paths.h"
 #include "runtime-shim/namespaces.h"
 #include "runtime-shim/review.h"
 #include "runtime-shim/terminal.h"
@@ -480,6 +482,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     r = k.vfs().MountAt(*sys, kernel::NewSysfs(k), "sysfs", "sysfs",
                         MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
     if (!r.ok()) return Err("mount /sys", r.error());
+    SENTRY_RETURN_IF_ERROR(ApplyPathRestrictions(k.vfs(), opts.masked_paths, opts.readonly_paths));
   }
   if (opts.net_host) {
     k.net().Configure(netstack::NetMode::kHost,
@@ -515,6 +518,16 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     so.rlimits.push_back({RLIMIT_CPU, {secs, secs + 1}});
   }
   if (opts.file_size > 0) so.rlimits.push_back({RLIMIT_FSIZE, {opts.file_size, opts.file_size}});
+  for (const auto& [resource, soft, hard] : opts.rlimits) {
+    if (resource == RLIMIT_NOFILE) {
+      so.nofile = {soft, hard};
+    } else {
+      so.rlimits.push_back({resource, {soft, hard}});
+    }
+  }
+  so.groups = opts.groups;
+  so.umask = opts.umask;
+  so.no_new_privs = opts.no_new_privs;
   so.path = prog;
   so.cwd = opts.cwd.empty() ? FirstVisibleDir(k.vfs(), opts.cwd_if_visible) : opts.cwd;
   so.argv = opts.argv;
@@ -566,6 +579,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   signal(SIGPIPE, SIG_IGN);
   absl::StatusOr<int> status = absl::UnknownError("the guest did not start");
   absl::Status held = opts.before_start ? opts.before_start() : absl::OkStatus();
+  // Only now: an OCI runtime's hooks (Docker's libnetwork-setkey) move the container's
+  // interfaces into this namespace after the sandbox is set up, before `start` lets it go on.
+  if (held.ok() && opts.net_host && opts.show_host_interfaces) {
+    netstack::SetHostInterfaces(netstack::ReadHostInterfaces(), netstack::ReadHostRoutes());
+  }
   if (!held.ok()) {
     status = held;
   } else {

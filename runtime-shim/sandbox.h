@@ -110,6 +110,20 @@ struct SandboxOptions {
   int64_t cpu_time = 0;
   // The guest init's RLIMIT_FSIZE in bytes (soft and hard); 0: none.
   uint64_t file_size = 0;
+  // Further limits for the guest init, as (resource, soft, hard), applied after the three
+  // above (an OCI process.rlimits: every entry, as given).
+  std::vector<std::tuple<int, uint64_t, uint64_t>> rlimits;
+  // The guest init's supplementary groups (OCI additionalGids); empty: none.
+  std::vector<uint32_t> groups;
+  // The guest init's umask, and its no_new_privs bit (OCI process.user.umask,
+  // process.noNewPrivileges).
+  uint32_t umask = 022;
+  bool no_new_privs = false;
+  // Guest paths hidden (a file under /dev/null, a directory under an empty read-only tmpfs)
+  // and made read-only, once /proc and /sys are mounted (OCI linux.maskedPaths and
+  // linux.readonlyPaths; runtime-shim/guest_paths.h).
+  std::vector<std::string> masked_paths;
+  std::vector<std::string> readonly_paths;
   // Which host mounts below the root and the binds the gofer serves (gofer/submounts.h).
   gofer::Submounts submounts = gofer::Submounts::kAuto;
   // --file-access=direct (true, the default): the Sentry serves the gofer's attach points
@@ -129,6 +143,10 @@ struct SandboxOptions {
   // net_host only: every guest wildcard listener also listens on the same host port (an OCI
   // container whose network namespace is its own: Docker's -p and bridge networks).
   bool publish_all = false;
+  // net_host only: the guest sees the interfaces of the network namespace the Sentry runs in
+  // besides its own lo (netstack/host_interfaces.h), and may bind to their IPv4 addresses
+  // (an OCI container's own namespace: Docker's eth0).
+  bool show_host_interfaces = false;
   // net_host only: the Sentry answers the guest's DNS queries itself (netstack/dns.h); false:
   // they go to the server the guest names (an OCI container's own resolv.conf).
   bool answer_dns = true;

@@ -11,8 +11,11 @@
 #include <sys/ioctl.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
+#include "netstack/host_interfaces.h"
 #include "netstack/stack.h"
 
 namespace sentry::syscalls {
@@ -222,6 +225,57 @@ void PutIn4(struct sockaddr* sa, uint32_t host_ip) {
   sin.sin_addr.s_addr = htonl(host_ip);
   std::memcpy(sa, &sin, sizeof(sin));
 }
+
+// The container's own interfaces (netstack/host_interfaces.h) that `stack` shows: the first
+// stack's in host mode only.
+const std::vector<netstack::HostInterface>& ContainerInterfaces(const netstack::Stack& stack) {
+  static const std::vector<netstack::HostInterface> kNone;
+  return stack.mode() == netstack::NetMode::kHost ? netstack::HostInterfaces() : kNone;
+}
+
+// SIOCGIF* for one of them, into `r`; the first IPv4 address is the one reported.
+Result<void> ContainerInterfaceIoctl(const netstack::HostInterface& h, uint64_t cmd,
+                                     struct ifreq& r) {
+  netstack::HostInterface::V4 v4 = h.v4.empty() ? netstack::HostInterface::V4{} : h.v4[0];
+  switch (cmd) {
+    case SIOCGIFNAME:
+      std::memset(r.ifr_name, 0, sizeof(r.ifr_name));
+      std::strncpy(r.ifr_name, h.name.c_str(), IFNAMSIZ - 1);
+      break;
+    case SIOCGIFINDEX:
+      r.ifr_ifindex = h.index;
+      break;
+    case SIOCGIFFLAGS:
+      r.ifr_flags = static_cast<short>(h.flags);
+      break;
+    case SIOCGIFADDR:
+    case SIOCGIFNETMASK:
+    case SIOCGIFBRDADDR: {
+      if (h.v4.empty()) return Errno(EADDRNOTAVAIL);
+      uint32_t mask = v4.prefix == 0 ? 0 : ~uint32_t{0} << (32 - v4.prefix);
+      uint32_t value = cmd == SIOCGIFADDR      ? ntohl(v4.addr)
+                       : cmd == SIOCGIFNETMASK ? mask
+                                               : ntohl(v4.broadcast);
+      PutIn4(&r.ifr_addr, value);
+      break;
+    }
+    case SIOCGIFMTU:
+      r.ifr_mtu = static_cast<int>(h.mtu);
+      break;
+    case SIOCGIFTXQLEN:
+      r.ifr_qlen = 1000;
+      break;
+    case SIOCGIFMETRIC:
+      r.ifr_metric = 0;
+      break;
+    case SIOCGIFHWADDR:
+      std::memset(&r.ifr_hwaddr, 0, sizeof(r.ifr_hwaddr));
+      r.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+      std::memcpy(r.ifr_hwaddr.sa_data, h.mac.data(), h.mac.size());
+      break;
+  }
+  return Ok();
+}
 }  // namespace
 
 Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uint64_t arg) {
@@ -236,18 +290,32 @@ Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uin
     }
     case SIOCGIFCONF: {
       struct ifconf ifc = SENTRY_TRY(t.CopyIn<struct ifconf>(a));
-      struct ifreq r {};
-      std::strcpy(r.ifr_name, "lo");
-      PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
-      if (!stack.loopback_v4_assigned()) {
-        ifc.ifc_len = 0;  // only interfaces with an IPv4 address are listed
-      } else if (ifc.ifc_buf == nullptr) {
-        ifc.ifc_len = sizeof(r);
-      } else if (ifc.ifc_len >= static_cast<int>(sizeof(r))) {
-        SENTRY_TRY(t.CopyOut(GuestAddr(reinterpret_cast<uint64_t>(ifc.ifc_buf)), r));
-        ifc.ifc_len = sizeof(r);
+      // Only interfaces with an IPv4 address are listed, one entry per address.
+      std::vector<struct ifreq> list;
+      if (stack.loopback_v4_assigned()) {
+        struct ifreq r {};
+        std::strcpy(r.ifr_name, "lo");
+        PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
+        list.push_back(r);
+      }
+      for (const auto& h : ContainerInterfaces(stack)) {
+        for (const auto& v : h.v4) {
+          struct ifreq r {};
+          std::strncpy(r.ifr_name, h.name.c_str(), IFNAMSIZ - 1);
+          PutIn4(&r.ifr_addr, ntohl(v.addr));
+          list.push_back(r);
+        }
+      }
+      if (ifc.ifc_buf == nullptr) {
+        ifc.ifc_len = static_cast<int>(list.size() * sizeof(struct ifreq));
       } else {
-        ifc.ifc_len = 0;
+        size_t fit = std::min(list.size(),
+                              static_cast<size_t>(std::max(ifc.ifc_len, 0)) / sizeof(struct ifreq));
+        GuestAddr buf(reinterpret_cast<uint64_t>(ifc.ifc_buf));
+        for (size_t i = 0; i < fit; i++) {
+          SENTRY_TRY(t.CopyOut(GuestAddr(buf.value() + i * sizeof(struct ifreq)), list[i]));
+        }
+        ifc.ifc_len = static_cast<int>(fit * sizeof(struct ifreq));
       }
       SENTRY_TRY(t.CopyOut(a, ifc));
       return 0;
@@ -263,6 +331,14 @@ Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uin
     case SIOCGIFTXQLEN:
     case SIOCGIFMETRIC: {
       struct ifreq r = SENTRY_TRY(t.CopyIn<struct ifreq>(a));
+      for (const auto& h : ContainerInterfaces(stack)) {
+        bool named = cmd == SIOCGIFNAME ? r.ifr_ifindex == h.index
+                                        : strncmp(r.ifr_name, h.name.c_str(), IFNAMSIZ) == 0;
+        if (!named) continue;
+        SENTRY_TRY(ContainerInterfaceIoctl(h, cmd, r));
+        SENTRY_TRY(t.CopyOut(a, r));
+        return 0;
+      }
       if (cmd == SIOCGIFNAME) {
         if (r.ifr_ifindex != kLoIndex) return Errno(ENODEV);
         std::memset(r.ifr_name, 0, sizeof(r.ifr_name));

@@ -399,6 +399,10 @@ Result<FileRef> Vfs::OpenPath(const Context& ctx, const Path& p, int flags, bool
   bool write = acc != O_RDONLY;
   int want = (acc != O_WRONLY ? kMayRead : 0) | (write ? kMayWrite : 0);
   auto st = SENTRY_TRY(StatOf(ino));
+  // Linux's do_open takes write access to the mount for O_TRUNC of a regular file before it
+  // checks permissions: such an open on a read-only mount is EROFS even where it would be
+  // EACCES (a shell's `>` onto a root-owned file of a read-only /proc/sys, as non-root).
+  if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && p.mnt->read_only()) return Errno(EROFS);
   if (!exec) SENTRY_TRY(CheckPermission(ctx.creds, st, want));
   bool regular = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
   if (write && regular && p.mnt->read_only()) return Errno(EROFS);

@@ -280,6 +280,8 @@ struct ControlServer::Impl {
       so.uid = msg.value("uid", int64_t{0});
       so.gid = msg.value("gid", int64_t{0});
       so.groups = msg.value("groups", std::vector<uint32_t>{});
+      so.umask = msg.value("umask", uint32_t{022}) & 0777;
+      so.no_new_privs = msg.value("no_new_privs", false);
     } catch (const json::exception& e) {
       return fail(std::string("bad exec request: ") + e.what());
     }

@@ -4,7 +4,8 @@
 // The socket is CONTAINER_DIR/control.sock, a SOCK_SEQPACKET Unix socket; every message is one
 // JSON object, with fds attached by SCM_RIGHTS where said.
 //
-//   {"op":"exec","args":[...],"env":[...],"cwd":"/","uid":0,"gid":0,"groups":[...]}
+//   {"op":"exec","args":[...],"env":[...],"cwd":"/","uid":0,"gid":0,"groups":[...],
+//    "umask":18,"no_new_privs":false}
 //       with the process's stdin, stdout and stderr attached. Reply: {"pid":N} (its PID in the
 //       sandbox) or {"error":"..."}. While the process runs the client may send
 //       {"op":"signal","signal":N}; when it exits the server sends {"exit":W} (the wait status)

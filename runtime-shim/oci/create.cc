@@ -108,6 +108,7 @@ void UseContainerNetwork(shim::SandboxOptions& sandbox) {
   }
   sandbox.publish_all = true;
   sandbox.answer_dns = false;
+  sandbox.show_host_interfaces = true;
 }
 
 // The child side of create: becomes the container's sandbox process.
@@ -458,6 +459,16 @@ absl::Status Start(const Globals& g, const std::string& id) {
   if (s != Status::kCreated) {
     return absl::FailedPreconditionError("cannot start container " + id + ": it is " +
                                          StatusName(s) + ", not created");
+  }
+  // startContainer hooks, before the guest's program runs; a failing one stops the
+  // container, as the init's failure does under runc.
+  for (const auto& [kind, hook] : c.state().later_hooks) {
+    if (kind != "startContainer") continue;
+    absl::Status s = RunHook(kind, hook, HookState(c.state(), "created"));
+    if (!s.ok()) {
+      kill(c.state().pid, SIGKILL);
+      return s;
+    }
   }
   std::string fifo = c.FifoPath();
   int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);

@@ -70,7 +70,9 @@ absl::StatusOr<json> BuildRequest(const ExecFlags& f, const std::string& bundle)
       req["uid"] = u.value("uid", int64_t{0});
       req["gid"] = u.value("gid", int64_t{0});
       req["groups"] = u.value("additionalGids", std::vector<uint32_t>{});
+      if (u.contains("umask")) req["umask"] = u["umask"].get<uint32_t>() & 0777;
     }
+    req["no_new_privs"] = process.value("noNewPrivileges", false);
     if (!f.process.empty()) req["terminal"] = process.value("terminal", false);
     if (process.contains("consoleSize")) {
       req["rows"] = process["consoleSize"].value("height", 0);
@@ -101,6 +103,7 @@ absl::StatusOr<json> BuildRequest(const ExecFlags& f, const std::string& bundle)
     req["groups"].push_back(std::stoul(g));
   }
   if (f.tty) req["terminal"] = true;
+  if (f.no_new_privs) req["no_new_privs"] = true;
   return req;
 }
 

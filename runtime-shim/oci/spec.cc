@@ -1,5 +1,6 @@
 #include "runtime-shim/oci/spec.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -180,10 +181,8 @@ absl::Status ReadHooks(const Reader& r, BundleSpec& spec) {
       hook = {path, args, env, static_cast<int>(timeout)};
       if (at_create) {
         spec.create_hooks.push_back({kind, hook});
-      } else if (std::string(kind) != "startContainer") {
-        spec.later_hooks.push_back({kind, hook});
       } else {
-        spec.ignored.push_back(item + " (" + path + ") is not run yet");
+        spec.later_hooks.push_back({kind, hook});
       }
     }
   }
@@ -245,10 +244,19 @@ absl::Status ReadResources(const Reader& r, BundleSpec& spec) {
   return absl::OkStatus();
 }
 
-// process.rlimits that the Sentry keeps for the guest init (sentry-run's --open-files,
-// --cpu-time, --file-size): NOFILE and FSIZE at their soft value (as both soft and hard),
-// CPU with SIGXCPU at the soft value. The others are listed as not applied.
+// process.rlimits: every entry becomes the guest init's limit, soft and hard as given (what
+// getrlimit and /proc/self/limits show; the Sentry enforces those it meters: NOFILE, FSIZE,
+// CPU, NPROC, SIGPENDING, MEMLOCK, NICE, RTPRIO). An unknown type is an error, as in runc.
 absl::Status ReadRlimits(const Reader& r, BundleSpec& spec) {
+  static const std::map<std::string, int> kTypes = {
+      {"RLIMIT_CPU", RLIMIT_CPU},           {"RLIMIT_FSIZE", RLIMIT_FSIZE},
+      {"RLIMIT_DATA", RLIMIT_DATA},         {"RLIMIT_STACK", RLIMIT_STACK},
+      {"RLIMIT_CORE", RLIMIT_CORE},         {"RLIMIT_RSS", RLIMIT_RSS},
+      {"RLIMIT_NPROC", RLIMIT_NPROC},       {"RLIMIT_NOFILE", RLIMIT_NOFILE},
+      {"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK},   {"RLIMIT_AS", RLIMIT_AS},
+      {"RLIMIT_LOCKS", RLIMIT_LOCKS},       {"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING},
+      {"RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE}, {"RLIMIT_NICE", RLIMIT_NICE},
+      {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},     {"RLIMIT_RTTIME", RLIMIT_RTTIME}};
   const json* list = r.Find("process.rlimits");
   if (list == nullptr || list->is_null()) return absl::OkStatus();
   if (!list->is_array()) return Reader::Wrong("process.rlimits", "an array");
@@ -256,20 +264,49 @@ absl::Status ReadRlimits(const Reader& r, BundleSpec& spec) {
     std::string at = "process.rlimits[" + std::to_string(i) + "]";
     const json& e = (*list)[i];
     if (!e.is_object() || !e.contains("type") || !e["type"].is_string() ||
-        !e.value("soft", json()).is_number_unsigned()) {
-      return Reader::Wrong(at, "an object with a type and a soft limit");
+        !e.value("soft", json()).is_number_unsigned() ||
+        !e.value("hard", json()).is_number_unsigned()) {
+      return Reader::Wrong(at, "an object with a type, a soft and a hard limit");
     }
     std::string type = e["type"].get<std::string>();
-    uint64_t soft = e["soft"].get<uint64_t>();
-    if (type == "RLIMIT_NOFILE") {
-      spec.sandbox.open_files = static_cast<int64_t>(soft);
-    } else if (type == "RLIMIT_FSIZE") {
-      spec.sandbox.file_size = soft;
-    } else if (type == "RLIMIT_CPU") {
-      spec.sandbox.cpu_time = static_cast<int64_t>(soft);
-    } else {
-      spec.ignored.push_back(at + " (" + type + ") is not applied");
+    auto it = kTypes.find(type);
+    if (it == kTypes.end()) return Reader::Wrong(at + ".type", "an RLIMIT_ name");
+    uint64_t soft = e["soft"].get<uint64_t>(), hard = e["hard"].get<uint64_t>();
+    if (soft > hard) return Reader::Wrong(at, "a soft limit no greater than the hard one");
+    spec.sandbox.rlimits.push_back({it->second, soft, hard});
+  }
+  return absl::OkStatus();
+}
+
+// process.user's umask and additionalGids, process.noNewPrivileges, and the paths the guest
+// may not see (maskedPaths) or change (readonlyPaths).
+absl::Status ReadUserAndPaths(const Reader& r, BundleSpec& spec) {
+  shim::SandboxOptions& o = spec.sandbox;
+  ASSIGN_OR_RETURN_FIELD(umask, r.Uint32("process.user.umask", 022));
+  if (umask > 0777) return Reader::Wrong("process.user.umask", "a mode from 0 to 0777");
+  o.umask = static_cast<uint32_t>(umask);
+  if (const json* gids = r.Find("process.user.additionalGids"); gids && !gids->is_null()) {
+    if (!gids->is_array()) return Reader::Wrong("process.user.additionalGids", "an array");
+    for (size_t i = 0; i < gids->size(); i++) {
+      const json& g = (*gids)[i];
+      if (!g.is_number_unsigned() || g.get<uint64_t>() > UINT32_MAX) {
+        return Reader::Wrong("process.user.additionalGids[" + std::to_string(i) + "]",
+                             "a number from 0 to 4294967295");
+      }
+      o.groups.push_back(g.get<uint32_t>());
     }
+  }
+  ASSIGN_OR_RETURN_FIELD(nnp, r.Bool("process.noNewPrivileges"));
+  o.no_new_privs = nnp;
+  for (auto [key, out] : {std::pair{"linux.maskedPaths", &o.masked_paths},
+                          std::pair{"linux.readonlyPaths", &o.readonly_paths}}) {
+    ASSIGN_OR_RETURN_FIELD(paths, r.Strings(key, false));
+    for (size_t i = 0; i < paths.size(); i++) {
+      if (paths[i].empty() || paths[i][0] != '/') {
+        return Reader::Wrong(std::string(key) + "[" + std::to_string(i) + "]", "an absolute path");
+      }
+    }
+    *out = std::move(paths);
   }
   return absl::OkStatus();
 }
@@ -358,6 +395,7 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
   }
   SENTRY_RETURN_IF_ERROR(ReadResources(r, spec));
   SENTRY_RETURN_IF_ERROR(ReadRlimits(r, spec));
+  SENTRY_RETURN_IF_ERROR(ReadUserAndPaths(r, spec));
   if (const json* adj = r.Find("process.oomScoreAdj"); adj != nullptr && !adj->is_null()) {
     if (!adj->is_number_integer() || adj->get<int64_t>() < -1000 || adj->get<int64_t>() > 1000) {
       return Reader::Wrong("process.oomScoreAdj", "a number from -1000 to 1000");
@@ -375,11 +413,6 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
       } else {
         spec.ignored.push_back("linux.sysctl." + key + " is not applied (only net.* are)");
       }
-    }
-  }
-  for (const char* unenforced : {"linux.maskedPaths", "linux.readonlyPaths"}) {
-    if (r.Find(unenforced) != nullptr) {
-      spec.ignored.push_back(std::string(unenforced) + " is not applied yet");
     }
   }
   return spec;

@@ -23,7 +23,9 @@ struct BundleSpec {
   std::string netns_path;
   // prestart, createRuntime and createContainer hooks, in the order create runs them.
   std::vector<std::pair<std::string, Hook>> create_hooks;
-  // poststart and poststop hooks, which `start` and `delete` run (kept in state.json).
+  // startContainer, poststart and poststop hooks, which `start` and `delete` run (kept in
+  // state.json). All run on the host: runc runs startContainer in the container's namespaces,
+  // but the guest's namespaces are the Sentry's own, where no host program can run.
   std::vector<std::pair<std::string, Hook>> later_hooks;
   std::string rootfs;  // absolute host path of root.path
   bool terminal = false;

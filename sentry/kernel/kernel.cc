@@ -91,6 +91,7 @@ absl::StatusOr<std::shared_ptr<Task>> Kernel::NewProcess(StartOptions& opts) {
     tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : getuid(),
                                      opts.gid >= 0 ? opts.gid : getgid());
     if (!opts.groups.empty()) tg->creds.groups = opts.groups;
+    tg->creds.no_new_privs = opts.no_new_privs;
     for (int r = 0; r < abi::kNumRlimits; r++) {
       struct rlimit rl;
       getrlimit(r, &rl);
@@ -117,6 +118,7 @@ absl::StatusOr<std::shared_ptr<Task>> Kernel::NewProcess(StartOptions& opts) {
   }
   vfs::Path root = vfs_->Root();
   task->fs_ = std::make_shared<FsContext>(root, root);
+  task->fs_->exchange_umask(opts.umask);
   task->ns_ = init_ns_;
   vfs::Context ctx = task->VfsContext();
   auto cwd = vfs_->Resolve(ctx, root, opts.cwd, true);

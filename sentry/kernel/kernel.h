@@ -393,6 +393,10 @@ class Kernel {
     int64_t gid = -1;
     // Supplementary groups; empty: none.
     std::vector<uint32_t> groups;
+    // The process's umask (an OCI process.user.umask), and its no_new_privs bit (an OCI
+    // process.noNewPrivileges: PR_GET_NO_NEW_PRIVS answers 1, execve gains nothing).
+    uint32_t umask = 022;
+    bool no_new_privs = false;
     // A seccomp filter init starts with (seccomp.h), as if it had installed it; empty: none.
     std::vector<sock_filter> seccomp_filter;
     // Spawn only: called with the wait status when the process exits (ThreadGroup::on_exit).

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "netstack/host_interfaces.h"
 #include "netstack/ping.h"
 #include "netstack/stack.h"
 #include "sentry/base/host_files.h"
@@ -289,15 +290,27 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
       return (t ? *t->ns().net->stack : k.net()).ProcNet(n);
     }));
   }
-  // Only the loopback interface exists.
-  net->Add(
-      "dev",
-      b->Text(
-          "Inter-|   Receive                                                |  Transmit\n"
-          " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
-          "drop fifo colls carrier compressed\n"
-          "    lo:       0       0    0    0    0     0          0         0        0       0    0 "
-          "   0    0     0       0          0\n"));
+  // lo, and on the first stack in host mode the container's own interfaces
+  // (netstack/host_interfaces.h); no counters are kept, so every one reads 0.
+  net->Add("dev", b->File([&k]() -> Result<std::string> {
+    Task* t = Task::Current();
+    netstack::Stack& stack = t ? *t->ns().net->stack : k.net();
+    std::string out =
+        "Inter-|   Receive                                                |  Transmit\n"
+        " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
+        "drop fifo colls carrier compressed\n";
+    auto line = [&out](const std::string& name) {
+      out += absl::StrFormat(
+          "%6s:       0       0    0    0    0     0          0         0 "
+          "       0       0    0    0    0     0       0          0\n",
+          name);
+    };
+    line("lo");
+    if (stack.mode() == netstack::NetMode::kHost) {
+      for (const auto& h : netstack::HostInterfaces()) line(h.name);
+    }
+    return out;
+  }));
   net->Add("route", b->Text("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask"
                             "\t\tMTU\tWindow\tIRTT                                           "
                             "            \n"));

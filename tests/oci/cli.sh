@@ -3,10 +3,11 @@
 # happy path and errors, state transitions, exit statuses as containerd-shim sees them (this
 # script runs under oci_subreaper, which reaps the orphaned sandbox processes), and 20
 # concurrent creates.
-# usage: cli.sh SENTRY SUBREAPER   (exit 77: skipped)
+# usage: cli.sh SENTRY SUBREAPER [IDS_PROBE]   (exit 77: skipped)
 set -uo pipefail
 SENTRY=$1
 SUBREAPER=$2
+IDS_PROBE=${3:-}  # oci_ids_probe, for cli_process.sh
 if [[ ${OCI_CLI_INNER:-} != 1 ]]; then
   BUSYBOX=$(command -v busybox || true)
   if [[ -z $BUSYBOX ]] || ! file -L "$BUSYBOX" 2>/dev/null | grep -q static; then
@@ -401,6 +402,7 @@ wait
 [[ -z $(rt list -q) ]] && pass "all deleted" || fail "left: $(rt list -q)"
 
 source "$(dirname "$0")/cli_resources.sh"
+source "$(dirname "$0")/cli_process.sh"
 
 # --- nothing left behind ---
 left=$(pgrep -f "$WORK/" | grep -v "^$$\$" || true)

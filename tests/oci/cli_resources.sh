@@ -117,10 +117,10 @@ lines=$(timeout 2.5 "$SENTRY" --root "$root" events --interval 1s res | grep -c 
 fi
 
 # --- kill --all: a catchable signal reaches every guest process, not only the init ---
-make_bundle ka2 '["sh", "-c", "sh -c '\''trap \"echo child-usr1; exit 0\" USR1; while :; do sleep 0.1; done'\'' & trap \"echo init-usr1\" USR1; echo ready; wait; wait; echo done"]'
+# (Signalled once both have set their traps: a loaded machine may start the child late.)
+make_bundle ka2 '["sh", "-c", "sh -c '\''trap \"echo child-usr1; exit 0\" USR1; echo child-ready; while :; do sleep 0.1; done'\'' & trap \"echo init-usr1\" USR1; echo ready; wait; wait; echo done"]'
 rt create -b "$WORK/ka2" --pid-file "$WORK/ka2.pid" ka2 >"$WORK/ka2.out" 2>&1 && rt start ka2
-for _ in $(seq 50); do grep -q ready "$WORK/ka2.out" && break; sleep 0.1; done
-sleep 0.3
+for _ in $(seq 100); do grep -q ready "$WORK/ka2.out" && grep -q child-ready "$WORK/ka2.out" && break; sleep 0.1; done
 rt kill --all ka2 USR1
 got=$(reaped "$(cat "$WORK/ka2.pid")")
 grep -q child-usr1 "$WORK/ka2.out" && grep -q init-usr1 "$WORK/ka2.out" && [[ $got == "exit 0" ]] &&

@@ -150,11 +150,57 @@ if ((${#netns[@]})); then
     "$sentry_ip" 80 2>/dev/null)
   [[ $out == "from sentry" ]] &&
     pass "bridge: sandbox to sandbox; 127.0.0.1 stays the sandbox's own" || fail "sandbox to sandbox: $out"
+  # The container's eth0 as the guest sees it (ip, ifconfig's ioctls, /proc/net/dev): the
+  # address, prefix, MAC and MTU Docker gave it, as a runc container sees its own; and a
+  # server bound to that address (not 0.0.0.0) is reached from a runc container.
+  show='ip -o -4 addr show eth0 | sed "s/.*inet \([^ ]*\).*/\1/"; ip link show eth0 | sed -n "s/.*mtu \([0-9]*\).*/mtu \1/p"
+ip link show eth0 | sed -n "s/.*ether \([^ ]*\).*/\1/p"; grep -c "eth0:" /proc/net/dev; ifconfig eth0 | grep -o "Mask:[0-9.]*"'
+  iface_view() {  # RUNTIME: the guest's view, then docker inspect's line
+    local id
+    id=$(docker run -d --runtime="$1" $IMG sleep 60)
+    docker exec "$id" sh -c "$show" 2>&1
+    docker inspect -f '{{.NetworkSettings.IPAddress}}/{{.NetworkSettings.IPPrefixLen}} {{.NetworkSettings.MacAddress}}' "$id"
+    docker rm -f "$id" >/dev/null 2>&1
+  }
+  s_out=$(iface_view sentry)
+  r_out=$(iface_view runc)
+  # ip route: the default route through Docker's gateway and the subnet's (the source
+  # address is each container's own).
+  routes_of() {
+    local id
+    id=$(docker run -d --runtime="$1" $IMG sleep 60)
+    docker exec "$id" sh -c 'ip route | sed "s/src [0-9.]*/src ADDR/"' 2>&1
+    docker rm -f "$id" >/dev/null 2>&1
+  }
+  s_routes=$(routes_of sentry)
+  r_routes=$(routes_of runc)
+  [[ $s_routes == "$r_routes" && $s_routes == "default via "*" dev eth0"* ]] &&
+    pass "bridge: ip route as under runc ($(echo $s_routes))" ||
+    fail "routes: sentry '$s_routes' runc '$r_routes'"
+  check_if() {  # OUTPUT: the guest's view must match docker inspect's last line
+    local lines insp
+    mapfile -t lines <<<"$1"
+    insp=${lines[-1]}
+    [[ ${lines[0]} == "${insp%% *}" && ${lines[2]} == "${insp##* }" && ${lines[3]} == 1 &&
+       ${lines[4]} == Mask:255.255.* ]]
+  }
+  check_if "$s_out" && check_if "$r_out" && [[ $(sed -n 2p <<<"$s_out") == $(sed -n 2p <<<"$r_out") ]] &&
+    pass "bridge: the guest sees eth0 with Docker's address, prefix, MAC and the MTU runc shows ($(echo $s_out | tr '\n' ' '))" ||
+    fail "eth0: sentry '$s_out' runc '$r_out'"
+  docker run -d --name web-ip --runtime=sentry $IMG sh -c \
+    'mkdir -p /www && echo from-ip >/www/index.html && ip=$(ip -o -4 addr show eth0 | sed "s/.*inet \([^/]*\).*/\1/") && exec httpd -f -p $ip:80 -h /www' >/dev/null 2>&1
+  web_ip=$(docker inspect -f '{{.NetworkSettings.IPAddress}}' web-ip 2>/dev/null)
+  sleep 1
+  out=$(docker run --rm $IMG sh -c "$get" "$web_ip" 80 2>/dev/null)
+  [[ $out == from-ip ]] && pass "bridge: a sandboxed server bound to the container's own address ($web_ip)" ||
+    fail "bind to $web_ip: $out $(docker logs web-ip 2>&1)"
+  docker rm -f web-ip >/dev/null 2>&1
   out=$(docker run --rm --network none --runtime=sentry $IMG nc -w 3 "$runc_ip" 80 </dev/null 2>&1)
   [[ $out == *"unreachable"* ]] && pass "--network none: no route out ($out)" || fail "--network none: $out"
   docker rm -f web-runc web-sentry >/dev/null 2>&1
 fi
 source "$(dirname "$0")/docker_resources.sh"
+source "$(dirname "$0")/docker_debian.sh"
 # run -t through a real terminal (script): the guest's stdio is a terminal of the sandbox,
 # relayed to the pty whose master went to containerd's shim over the console socket; docker
 # sizes it from the client's terminal once the container has started (so the guest waits a

@@ -48,6 +48,20 @@ rc=$?
 [[ $rc == 3 && $out == "bar /tmp" ]] && pass "-e, -w, exit 3" || fail "rc=$rc out=$out"
 out=$("${RUN[@]}" --memory 64m --pids-limit 50 $IMG sh -c 'echo limited' 2>&1)
 [[ $out == limited ]] && pass "--memory 64m --pids-limit 50 (the host cgroup)" || fail "limits: $out"
+# process.user.umask, process.rlimits, noNewPrivileges and /proc/sys read-only as podman asks,
+# and the same under runc (podman's --runtime is global: the last of P names ours).
+probe='umask; ulimit -Sn; ulimit -Hn; ulimit -u; grep NoNewPrivs /proc/self/status | tr -d "\t"
+(echo x >/proc/sys/kernel/hostname) 2>&1 | sed "s/.*: //"'
+# (An explicit nproc: podman's default for root is above what this host lets runc set.)
+opts=(--umask 0027 --ulimit nofile=300:400 --ulimit nproc=1000:1000 --security-opt no-new-privileges)
+out=$("${RUN[@]}" "${opts[@]}" $IMG sh -c "$probe" 2>&1)
+[[ $out == $'0027\n300\n400\n1000\nNoNewPrivs:1\nRead-only file system' ]] &&
+  pass "--umask, --ulimit, no-new-privileges, /proc/sys read-only" || fail "process fields: $out"
+if command -v runc >/dev/null; then
+  PR=("${P[@]:0:${#P[@]}-1}" runc)
+  ref=$(timeout 120 "${PR[@]}" run --rm --network none "${opts[@]}" $IMG sh -c "$probe" 2>&1)
+  [[ $ref == "$out" ]] && pass "the same under runc" || fail "runc gives: $ref"
+fi
 id=$(timeout 60 "${P[@]}" run -d --network none --memory 64m $IMG \
   sh -c 'trap "exit 0" TERM; while :; do sleep 0.2; done' 2>"$work/err")
 usage=$(timeout 60 "${P[@]}" stats --no-stream --format '{{.MemUsage}}' "$id")

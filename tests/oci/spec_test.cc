@@ -1,6 +1,7 @@
 // LoadSpec (runtime-shim/oci/spec.h): config.json to SandboxOptions, and its errors.
 #include "runtime-shim/oci/spec.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +149,68 @@ TEST_F(SpecTest, NoCgroupWithoutResourcesOrPath) {
   auto spec = Load();
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_FALSE(spec->cgroup);
+}
+
+TEST_F(SpecTest, MapsUserRlimitsAndPaths) {
+  config_["process"]["user"]["umask"] = 023;
+  config_["process"]["user"]["additionalGids"] = {100, 2000};
+  config_["process"]["noNewPrivileges"] = true;
+  config_["process"]["rlimits"] = {{{"type", "RLIMIT_NOFILE"}, {"soft", 200}, {"hard", 300}},
+                                   {{"type", "RLIMIT_STACK"}, {"soft", 4096}, {"hard", 8192}}};
+  config_["linux"]["maskedPaths"] = {"/proc/kcore"};
+  config_["linux"]["readonlyPaths"] = {"/proc/sys"};
+  auto spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const shim::SandboxOptions& o = spec->sandbox;
+  EXPECT_EQ(o.umask, 023u);
+  EXPECT_EQ(o.groups, (std::vector<uint32_t>{100, 2000}));
+  EXPECT_TRUE(o.no_new_privs);
+  ASSERT_EQ(o.rlimits.size(), 2u);
+  EXPECT_EQ(o.rlimits[0], std::make_tuple(int{RLIMIT_NOFILE}, uint64_t{200}, uint64_t{300}));
+  EXPECT_EQ(o.rlimits[1], std::make_tuple(int{RLIMIT_STACK}, uint64_t{4096}, uint64_t{8192}));
+  EXPECT_EQ(o.masked_paths, (std::vector<std::string>{"/proc/kcore"}));
+  EXPECT_EQ(o.readonly_paths, (std::vector<std::string>{"/proc/sys"}));
+}
+
+TEST_F(SpecTest, UserDefaultsAreRuncs) {
+  auto spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->sandbox.umask, 022u);
+  EXPECT_TRUE(spec->sandbox.groups.empty());
+  EXPECT_FALSE(spec->sandbox.no_new_privs);
+}
+
+TEST_F(SpecTest, BadUserRlimitAndPathFieldsAreNamed) {
+  auto error_of = [&](auto edit) {
+    nlohmann::json saved = config_;
+    edit(config_);
+    auto spec = Load();
+    config_ = saved;
+    return spec.ok() ? std::string("ok") : std::string(spec.status().message());
+  };
+  EXPECT_NE(
+      error_of([](auto& c) { c["process"]["user"]["umask"] = 01000; }).find("process.user.umask"),
+      std::string::npos);
+  EXPECT_NE(error_of([](auto& c) {
+              c["process"]["user"]["additionalGids"] = {"x"};
+            }).find("process.user.additionalGids[0]"),
+            std::string::npos);
+  EXPECT_NE(error_of([](auto& c) {
+              c["process"]["rlimits"] = {{{"type", "RLIMIT_BOGUS"}, {"soft", 1}, {"hard", 1}}};
+            }).find("process.rlimits[0].type"),
+            std::string::npos);
+  EXPECT_NE(error_of([](auto& c) {
+              c["process"]["rlimits"] = {{{"type", "RLIMIT_NOFILE"}, {"soft", 9}, {"hard", 1}}};
+            }).find("process.rlimits[0]"),
+            std::string::npos);
+  EXPECT_NE(error_of([](auto& c) {
+              c["linux"]["maskedPaths"] = {"relative"};
+            }).find("linux.maskedPaths[0]"),
+            std::string::npos);
+  EXPECT_NE(error_of([](auto& c) {
+              c["process"]["noNewPrivileges"] = "yes";
+            }).find("process.noNewPrivileges"),
+            std::string::npos);
 }
 
 TEST(CgroupNameTest, Forms) {
