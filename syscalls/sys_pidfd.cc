@@ -106,6 +106,7 @@ Result<uint64_t> SysPidfdOpen(Task& t, int pid, unsigned flags) {
   std::shared_ptr<kernel::Task> thread;
   {
     absl::MutexLock l(&k.mu());
+    pid = t.ToGlobalPid(pid);  // a process outside the caller's PID namespace: ESRCH
     auto task = k.tasks().find(pid);
     if (task == k.tasks().end()) return Errno(ESRCH);
     tg = task->second->tg_ref();

@@ -379,7 +379,7 @@ Result<void> PtraceAttach(Task& t, int tid, bool seize, uint32_t options) {
   Kernel& k = t.kernel();
   absl::MutexLock l(&k.mu());
   if (seize && (options & ~uint32_t{PTRACE_O_MASK})) return Errno(EIO);
-  Task* target = k.TaskByTid(tid);
+  Task* target = k.TaskByTid(t.ToGlobalPid(tid));
   if (target == nullptr || target->tg().zombie) return Errno(ESRCH);
   ThreadGroup& tg = target->tg();
   // The sandbox's init is unkillable from inside (signals.cc); it cannot be stopped either.
@@ -403,7 +403,7 @@ Result<void> PtraceAttach(Task& t, int tid, bool seize, uint32_t options) {
 }
 
 Result<Task*> PtraceTracee(Task& t, int tid, bool stopped) {
-  Task* e = t.kernel().TaskByTid(tid);
+  Task* e = t.kernel().TaskByTid(t.ToGlobalPid(tid));
   if (e == nullptr || e->ptrace_.tracer != &t) return Errno(ESRCH);
   if (stopped && (!e->ptrace_.in_stop || e->ptrace_.resume != PtraceResume::kNone)) {
     return Errno(ESRCH);
