@@ -8,13 +8,15 @@
 // lists only the namespace's processes; NSpid/NStgid in /proc/PID/status give one number
 // per level; /proc/PID/ns/pid and pid_for_children; nesting stops at level 32 (ENOSPC,
 // EUSERS before Linux 4.9); EINVAL for a second unshare before a fork and for
-// CLONE_NEWPID|CLONE_THREAD; EPERM without CAP_SYS_ADMIN.
+// CLONE_NEWPID|CLONE_THREAD; EPERM without CAP_SYS_ADMIN, unless a user namespace is made in
+// the same clone (as Chrome's sandbox does); SO_PEERCRED with the namespace's numbers.
 #include "common.h"
 
 #include <dirent.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 // The numbers of the NSpid (or another NS*) line of /proc/<pid>/status ("self" for pid 0),
@@ -352,6 +354,31 @@ static void nesting_case(void) {
   CHECK_EQ(nest(base), 100 + 32);
 }
 
+// A user namespace makes the rest possible without privilege (Chrome's sandbox does this
+// in one clone), and SO_PEERCRED shows the peer's number in the namespace.
+static void unprivileged_case(void) {
+  CHECK_EQ(setresuid(1000, 1000, 1000), 0);
+  pid_t pid = raw_clone(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD);
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    if (getpid() != 1 || getppid() != 0) _exit(2);
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) _exit(3);
+    pid_t c = fork();
+    if (c == 0) {
+      struct ucred u;
+      socklen_t len = sizeof(u);
+      if (getsockopt(sv[1], SOL_SOCKET, SO_PEERCRED, &u, &len) != 0) _exit(4);
+      _exit(u.pid == 1 ? 0 : 5);
+    }
+    int st;
+    if (waitpid(c, &st, 0) != c || !WIFEXITED(st)) _exit(6);
+    if (WEXITSTATUS(st) != 0) _exit(WEXITSTATUS(st));
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+}
+
 static void eperm_case(void) {
   CHECK_EQ(setresuid(1000, 1000, 1000), 0);
   CHECK_ERRNO(unshare(CLONE_NEWPID), EPERM);
@@ -367,6 +394,7 @@ TEST(orphans) { conf_in_child(orphans_case); }
 TEST(proc) { conf_in_child(proc_case); }
 TEST(nspid) { conf_in_child(nspid_case); }
 TEST(nesting) { conf_in_child(nesting_case); }
+TEST(unprivileged) { conf_in_child(unprivileged_case); }
 TEST(eperm) { conf_in_child(eperm_case); }
 
 int main(int argc, char **argv) {
@@ -380,6 +408,7 @@ int main(int argc, char **argv) {
   RUN(proc);
   RUN(nspid);
   RUN(nesting);
+  RUN(unprivileged);
   RUN(eperm);
   PASS("pidns");
   return 0;
