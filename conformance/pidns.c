@@ -9,13 +9,15 @@
 // per level; /proc/PID/ns/pid and pid_for_children; nesting stops at level 32 (ENOSPC,
 // EUSERS before Linux 4.9); EINVAL for a second unshare before a fork and for
 // CLONE_NEWPID|CLONE_THREAD; EPERM without CAP_SYS_ADMIN, unless a user namespace is made in
-// the same clone (as Chrome's sandbox does); SO_PEERCRED with the namespace's numbers.
+// the same clone (as Chrome's sandbox does); SO_PEERCRED and PTRACE_GETEVENTMSG with the
+// namespace's numbers.
 #include "common.h"
 
 #include <dirent.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -354,6 +356,48 @@ static void nesting_case(void) {
   CHECK_EQ(nest(base), 100 + 32);
 }
 
+// ptrace inside: the fork event's new pid (PTRACE_GETEVENTMSG) is the namespace's number.
+static void init_ptrace(void) {
+  pid_t c = fork();
+  CHECK(c >= 0);
+  if (c == 0) {
+    if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) _exit(2);
+    raise(SIGSTOP);
+    pid_t g = fork();
+    if (g == 0) _exit(0);
+    waitpid(g, NULL, 0);
+    _exit(0);
+  }
+  CHECK_EQ(c, 2);
+  int st;
+  CHECK_EQ(waitpid(c, &st, 0), 2);
+  CHECK(WIFSTOPPED(st));
+  CHECK_EQ(ptrace(PTRACE_SETOPTIONS, c, 0, PTRACE_O_TRACEFORK), 0);
+  CHECK_EQ(ptrace(PTRACE_CONT, c, 0, 0), 0);
+  CHECK_EQ(waitpid(c, &st, 0), 2);
+  CHECK(WIFSTOPPED(st));
+  CHECK_EQ(st >> 8, SIGTRAP | (PTRACE_EVENT_FORK << 8));
+  unsigned long msg = 0;
+  CHECK_EQ(ptrace(PTRACE_GETEVENTMSG, c, 0, &msg), 0);
+  CHECK_EQ(msg, 3);
+  CHECK_EQ(ptrace(PTRACE_DETACH, c, 0, 0), 0);
+  // The traced grandchild starts stopped: let it go.
+  CHECK_EQ(waitpid(3, &st, __WALL), 3);
+  CHECK_EQ(ptrace(PTRACE_DETACH, 3, 0, 0), 0);
+  CHECK_EQ(waitpid(c, &st, 0), 2);
+  CHECK(WIFEXITED(st));
+}
+
+static void ptrace_case(void) {
+  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    init_ptrace();
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+}
+
 // A user namespace makes the rest possible without privilege (Chrome's sandbox does this
 // in one clone), and SO_PEERCRED shows the peer's number in the namespace.
 static void unprivileged_case(void) {
@@ -394,6 +438,7 @@ TEST(orphans) { conf_in_child(orphans_case); }
 TEST(proc) { conf_in_child(proc_case); }
 TEST(nspid) { conf_in_child(nspid_case); }
 TEST(nesting) { conf_in_child(nesting_case); }
+TEST(ptrace) { conf_in_child(ptrace_case); }
 TEST(unprivileged) { conf_in_child(unprivileged_case); }
 TEST(eperm) { conf_in_child(eperm_case); }
 
@@ -408,6 +453,7 @@ int main(int argc, char **argv) {
   RUN(proc);
   RUN(nspid);
   RUN(nesting);
+  RUN(ptrace);
   RUN(unprivileged);
   RUN(eperm);
   PASS("pidns");

@@ -281,7 +281,8 @@ void PtraceOnClone(Task& parent, Task& child, uint64_t flags) {
     child.pending_.Enqueue(info);
   }
   ps.pending_event = event;
-  ps.pending_event_msg = static_cast<uint64_t>(child.tid());
+  // The new task's number in the tracer's PID namespace, as Linux's ptrace_event_pid.
+  ps.pending_event_msg = static_cast<uint64_t>(ps.tracer->ToLocalPid(child.tid()));
 }
 
 void PtraceExitEvent(Task& t) {
