@@ -9,8 +9,9 @@
 // per level; /proc/PID/ns/pid and pid_for_children; nesting stops at level 32 (ENOSPC,
 // EUSERS before Linux 4.9); EINVAL for a second unshare before a fork and for
 // CLONE_NEWPID|CLONE_THREAD; EPERM without CAP_SYS_ADMIN, unless a user namespace is made in
-// the same clone (as Chrome's sandbox does); SO_PEERCRED and PTRACE_GETEVENTMSG with the
-// namespace's numbers.
+// the same clone (as Chrome's sandbox does); setns to a namespace's file (children go
+// there, an ancestor is EINVAL); SO_PEERCRED and PTRACE_GETEVENTMSG with the namespace's
+// numbers.
 #include "common.h"
 
 #include <dirent.h>
@@ -356,6 +357,44 @@ static void nesting_case(void) {
   CHECK_EQ(nest(base), 100 + 32);
 }
 
+// setns to a namespace's file: the caller stays, its children go there (the init's number
+// is taken: the child gets 2, with no parent there); back to an ancestor is EINVAL.
+static void setns_case(void) {
+  int outer = open("/proc/self/ns/pid", O_RDONLY);
+  CHECK(outer >= 0);
+  int p[2];
+  CHECK_EQ(pipe(p), 0);
+  pid_t init = raw_clone(CLONE_NEWPID | SIGCHLD);
+  CHECK(init >= 0);
+  if (init == 0) {
+    close(p[1]);
+    char x;
+    (void)!read(p[0], &x, 1);
+    _exit(0);
+  }
+  close(p[0]);
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/ns/pid", init);
+  int inner = open(path, O_RDONLY);
+  CHECK(inner >= 0);
+  pid_t me = getpid();
+  CHECK_EQ(setns(inner, CLONE_NEWPID), 0);
+  CHECK_EQ(getpid(), me);
+  pid_t c = fork();
+  CHECK(c >= 0);
+  if (c == 0) {
+    if (getpid() != 2 || getppid() != 0) _exit(2);
+    if (setns(outer, CLONE_NEWPID) != -1 || errno != EINVAL) _exit(3);
+    _exit(0);
+  }
+  CHECK_EXIT(c, 0);
+  CHECK_ERRNO(setns(inner, CLONE_NEWNET), EINVAL);  // the wrong type
+  close(p[1]);
+  CHECK_EXIT(init, 0);
+  close(inner);
+  close(outer);
+}
+
 // ptrace inside: the fork event's new pid (PTRACE_GETEVENTMSG) is the namespace's number.
 static void init_ptrace(void) {
   pid_t c = fork();
@@ -438,6 +477,7 @@ TEST(orphans) { conf_in_child(orphans_case); }
 TEST(proc) { conf_in_child(proc_case); }
 TEST(nspid) { conf_in_child(nspid_case); }
 TEST(nesting) { conf_in_child(nesting_case); }
+TEST(setns) { conf_in_child(setns_case); }
 TEST(ptrace) { conf_in_child(ptrace_case); }
 TEST(unprivileged) { conf_in_child(unprivileged_case); }
 TEST(eperm) { conf_in_child(eperm_case); }
@@ -453,6 +493,7 @@ int main(int argc, char **argv) {
   RUN(proc);
   RUN(nspid);
   RUN(nesting);
+  RUN(setns);
   RUN(ptrace);
   RUN(unprivileged);
   RUN(eperm);
