@@ -1,5 +1,5 @@
-// pidfds: pidfd_open, pidfd_send_signal, pidfd_getfd. (CLONE_PIDFD and waitid(P_PIDFD) are in
-// sys_process.cc; the file itself is sentry/kernel/pidfd.h.)
+// pidfds: pidfd_open, pidfd_send_signal, pidfd_getfd. (CLONE_PIDFD is in
+// sys_process.cc, waitid(P_PIDFD) in sys_wait.cc; the file itself is sentry/kernel/pidfd.h.)
 #include <signal.h>
 
 #include "sentry/kernel/access.h"
