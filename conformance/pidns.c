@@ -146,6 +146,28 @@ static void init_waits(void) {
   // A thread-group id of the namespace in tgkill, and getpgid/getsid by its number.
   CHECK_EQ(getpgid(0), getpgid(1));
   CHECK_ERRNO(waitpid(-1, NULL, WNOHANG), ECHILD);
+  // A process group outlives its reaped leader, under its number.
+  int q[2];
+  CHECK_EQ(pipe(q), 0);
+  pid_t leader = fork();
+  CHECK(leader >= 0);
+  if (leader == 0) {
+    setpgid(0, 0);
+    pid_t m = fork();
+    if (m == 0) {
+      close(q[1]);
+      char x;
+      (void)!read(q[0], &x, 1);
+      _exit(0);
+    }
+    _exit(0);
+  }
+  close(q[0]);
+  CHECK_EQ(waitpid(leader, &st, 0), leader);
+  CHECK_EQ(kill(-leader, 0), 0);
+  CHECK_EQ(getpgid(leader + 1), leader);
+  close(q[1]);
+  CHECK_EQ(waitpid(-1, &st, 0), leader + 1);  // the member, orphaned to us
   // An init may not make siblings of itself.
   CHECK_ERRNO(raw_clone(CLONE_PARENT | SIGCHLD), EINVAL);
 }

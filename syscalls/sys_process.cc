@@ -394,7 +394,8 @@ Result<uint64_t> SysSetpgid(Task& t, int pid, int pgid) {
     for (ThreadGroup* g : k.AllGroups()) exists |= g->pgid == pgid && g->sid == t.tg().sid;
     if (!exists) return Errno(EPERM);
   }
-  target->pgid = pgid;
+  int old = std::exchange(target->pgid, pgid);
+  k.ReleasePid(target->pidns.get(), old);  // a nested namespace's number it alone still used
   return 0;
 }
 
@@ -414,7 +415,10 @@ Result<uint64_t> SysSetsid(Task& t) {
   for (ThreadGroup* o : k.AllGroups()) {
     if (o->pgid == g.tgid) return Errno(EPERM);
   }
+  int old_pgid = g.pgid, old_sid = g.sid;
   g.sid = g.pgid = g.tgid;
+  k.ReleasePid(g.pidns.get(), old_pgid);  // numbers it alone still used, in a nested namespace
+  k.ReleasePid(g.pidns.get(), old_sid);
   return static_cast<uint64_t>(t.ToLocalPid(g.sid));
 }
 

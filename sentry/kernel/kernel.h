@@ -455,7 +455,8 @@ class Kernel {
   // A new task's global pid with a number in `ns` and in each of its ancestors; ENOMEM once
   // one of them has lost its init, as Linux (pid_namespace.cc).
   Result<int> AllocPid(PidNamespace& ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Frees the numbers global pid `pid` has in `ns` and its ancestors.
+  // Frees the numbers global pid `pid` has in `ns` and its ancestors, unless a task still
+  // has it or a process group or session still goes by it (called again when they go).
   void ReleasePid(PidNamespace* ns, int pid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The sandbox's PID namespace (level 0: global numbers).
   const PidNsRef& root_pidns() const { return init_ns_->pid; }

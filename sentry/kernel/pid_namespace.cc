@@ -19,7 +19,14 @@ Result<int> Kernel::AllocPid(PidNamespace& ns) {
 }
 
 void Kernel::ReleasePid(PidNamespace* ns, int pid) {
-  for (PidNamespace* p = ns; p != nullptr && p->level() > 0; p = p->parent().get()) {
+  if (ns == nullptr || ns->level() == 0 || pid <= 0) return;
+  // A number stays while a task has it or a process group or session goes by it, as Linux
+  // keeps a struct pid while it is used (kill(-pgrp) after the group's leader was reaped).
+  if (tasks_.contains(pid)) return;
+  for (auto& [tgid, g] : groups_) {
+    if (g->pgid == pid || g->sid == pid) return;
+  }
+  for (PidNamespace* p = ns; p->level() > 0; p = p->parent().get()) {
     p->Release(pid);
   }
 }

@@ -35,15 +35,19 @@ void Kernel::NotifyParent(ThreadGroup& child, int code, int status) {
 
 void Kernel::Reap(ThreadGroup& child) {
   ThreadGroup* parent = child.parent;
-  int tgid = child.tgid;
+  int tgid = child.tgid, pgid = child.pgid, sid = child.sid;
+  PidNsRef pidns = child.pidns;
   if (child.leader) tasks_.erase(child.leader->tid());
-  ReleasePid(child.pidns.get(), tgid);
   if (parent) {
     std::erase_if(parent->children,
                   [&](const std::shared_ptr<ThreadGroup>& c) { return c.get() == &child; });
   }
   child.exit_events.Notify();  // pidfds: reaped
   groups_.erase(tgid);         // may destroy `child`
+  // Its pid, and its group's and session's numbers if it was the last to use them.
+  ReleasePid(pidns.get(), tgid);
+  ReleasePid(pidns.get(), pgid);
+  ReleasePid(pidns.get(), sid);
 }
 
 void Kernel::TaskExited(Task& t) {
@@ -110,8 +114,8 @@ void Kernel::TaskExited(Task& t) {
       c->parent = nullptr;
       if (c->zombie) {
         c->exit_events.Notify();
-        ReleasePid(c->pidns.get(), c->tgid);
         groups_.erase(c->tgid);
+        ReleasePid(c->pidns.get(), c->tgid);
       }
       continue;
     }
@@ -132,8 +136,10 @@ void Kernel::TaskExited(Task& t) {
   if (parent == nullptr) {
     if (tg.on_exit) std::exchange(tg.on_exit, nullptr)(status);
     if (!is_init) {
-      ReleasePid(tg.pidns.get(), tg.tgid);
-      groups_.erase(tg.tgid);  // `tg` was notified above, as a zombie
+      PidNsRef pidns = tg.pidns;
+      int tgid = tg.tgid;
+      groups_.erase(tgid);  // `tg` was notified above, as a zombie; may destroy it
+      ReleasePid(pidns.get(), tgid);
     }
     return;
   }
