@@ -54,7 +54,7 @@ Result<uint64_t> SysCapget(Task& t, GuestAddr header, GuestAddr data) {
   kernel::Credentials c;
   {
     absl::MutexLock l(&t.kernel().mu());
-    Task* target = pid == 0 ? &t : t.kernel().TaskByTid(pid);
+    Task* target = pid == 0 ? &t : t.kernel().TaskByTid(t.ToGlobalPid(pid));
     if (target == nullptr) return Errno(ESRCH);
     c = target->tg().creds;
   }

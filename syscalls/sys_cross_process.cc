@@ -101,7 +101,7 @@ Result<uint64_t> ProcessVm(Task& t, int pid, GuestAddr lvec, uint64_t lcount, Gu
   {
     kernel::Kernel& k = t.kernel();
     absl::MutexLock l(&k.mu());
-    kernel::Task* task = k.TaskByTid(pid);  // any thread of the process
+    kernel::Task* task = k.TaskByTid(t.ToGlobalPid(pid));  // any thread of the process
     if (task == nullptr || task->tg().zombie) return Errno(ESRCH);
     target = task->tg().mm;
     if (target == nullptr) return Errno(ESRCH);  // not started yet, or gone
@@ -167,8 +167,8 @@ Result<uint64_t> SysKcmp(Task& t, int pid1, int pid2, int type, uint64_t idx1, u
   {
     kernel::Kernel& k = t.kernel();
     absl::MutexLock l(&k.mu());
-    kernel::Task* a = k.TaskByTid(pid1);
-    kernel::Task* b = k.TaskByTid(pid2);
+    kernel::Task* a = k.TaskByTid(t.ToGlobalPid(pid1));
+    kernel::Task* b = k.TaskByTid(t.ToGlobalPid(pid2));
     if (a == nullptr || b == nullptr) return Errno(ESRCH);
     if (!kernel::MayPtrace(t.tg(), a->tg()) || !kernel::MayPtrace(t.tg(), b->tg())) {
       return Errno(EPERM);

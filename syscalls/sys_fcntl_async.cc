@@ -14,8 +14,10 @@ namespace {
 
 // Linux's find_vpid: an id names something while a task has it as its tid, or a process
 // group still uses it.
+// `id` is global (the caller's number translated; 0 when it has none).
 bool IdInUse(Task& t, int id) {
   absl::MutexLock l(&t.kernel().mu());
+  if (id <= 0) return false;
   if (t.kernel().TaskByTid(id) != nullptr) return true;
   for (kernel::ThreadGroup* g : t.kernel().AllGroups()) {
     if (g->pgid == id) return true;
@@ -24,10 +26,12 @@ bool IdInUse(Task& t, int id) {
 }
 
 Result<void> SetOwner(Task& t, const vfs::FileRef& f, vfs::FileOwner::Kind kind, int id) {
-  if (id != 0 && !IdInUse(t, id)) return Errno(ESRCH);
+  // The owner is kept by its global pid; the caller names it in its PID namespace.
+  int global = id == 0 ? 0 : t.GlobalPid(id);
+  if (id != 0 && !IdInUse(t, global)) return Errno(ESRCH);
   vfs::FileOwner o;
   o.kind = kind;
-  o.id = id;
+  o.id = global;
   {
     absl::MutexLock l(&t.kernel().mu());
     o.uid = t.tg().creds.ruid;
@@ -68,7 +72,7 @@ Result<uint64_t> SetOwnerEx(Task& t, const vfs::FileRef& f, GuestAddr arg) {
 Result<uint64_t> GetOwnerEx(Task& t, const vfs::FileRef& f, GuestAddr arg) {
   vfs::FileOwner o = f->async().owner();
   struct f_owner_ex ex {};
-  ex.pid = o.id;
+  ex.pid = t.LocalPid(o.id);
   switch (o.kind) {
     case vfs::FileOwner::Kind::kTid:
       ex.type = F_OWNER_TID;
@@ -115,7 +119,8 @@ Result<uint64_t> FcntlAsync(Task& t, const vfs::FileRef& f, int cmd, uint64_t ar
       return SetOwnerLegacy(t, f, static_cast<int>(arg));
     case F_GETOWN: {
       vfs::FileOwner o = f->async().owner();
-      int id = o.kind == vfs::FileOwner::Kind::kPgrp ? -o.id : o.id;
+      int local = t.LocalPid(o.id);
+      int id = o.kind == vfs::FileOwner::Kind::kPgrp ? -local : local;
       return static_cast<uint64_t>(static_cast<int64_t>(id));
     }
     case F_SETOWN_EX:

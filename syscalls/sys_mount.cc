@@ -101,7 +101,15 @@ Result<vfs::InodeRef> NewFileSystem(Task& t, const std::string& type, const std:
     TmpfsOptions o = SENTRY_TRY(ParseTmpfsOptions(data));
     return vfs::NewTmpfs(o.mode, o.uid, o.gid, o.size);
   }
-  if (type == "proc") return kernel::NewProcfs(t.kernel());
+  if (type == "proc") {
+    // It shows the mounter's PID namespace.
+    kernel::PidNsRef pidns;
+    {
+      absl::MutexLock l(&t.kernel().mu());
+      pidns = t.tg().pidns;
+    }
+    return kernel::NewProcfs(t.kernel(), std::move(pidns));
+  }
   if (type == "sysfs") return kernel::NewSysfs(t.kernel());
   // One devpts for the sandbox: "newinstance" gets the same one (its ptys are shared).
   if (type == "devpts") return vfs::NewDevpts();

@@ -90,9 +90,14 @@ Result<void> Install(Task& t, int type, const Namespaces& target, Namespaces& ne
     case CLONE_NEWNET:
       next.net = target.net;
       return Ok();
-    case CLONE_NEWPID:
+    case CLONE_NEWPID: {
+      // Linux's pidns_install: children may go only to the caller's own namespace or one
+      // nested in it.
+      absl::MutexLock l(&t.kernel().mu());
+      if (!t.tg().pidns->Contains(target.pid.get())) return Errno(EINVAL);
       next.pid = target.pid;
       return Ok();
+    }
     case CLONE_NEWCGROUP:
       next.cgroup = target.cgroup;
       return Ok();
@@ -116,8 +121,6 @@ Result<uint64_t> SysUnshare(Task& t, uint64_t flags) {
     return Errno(EINVAL);
   }
   if (flags & CLONE_NEWIPC) flags |= CLONE_SYSVSEM;
-  // PID namespaces: EINVAL, as a kernel built without them.
-  if (flags & kernel::kAllNsFlags & ~kernel::kMakeableNsFlags) return Errno(EINVAL);
   std::optional<kernel::Credentials> creds;
   {
     absl::MutexLock l(&t.kernel().mu());
@@ -175,7 +178,7 @@ Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
         one->net = std::static_pointer_cast<kernel::NetNamespace>(nsf->ns());
         break;
       case CLONE_NEWPID:
-        one->pid = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
+        one->pid = std::static_pointer_cast<kernel::PidNamespace>(nsf->ns());
         break;
       case CLONE_NEWCGROUP:
         one->cgroup = std::static_pointer_cast<kernel::NsIdentity>(nsf->ns());
@@ -193,7 +196,10 @@ Result<uint64_t> SysSetns(Task& t, int fd, int nstype) {
     absl::MutexLock l(&t.kernel().mu());
     kernel::Task* owner = (*pidfd)->AnyLiveTask();
     if (!owner || (*pidfd)->Exited() || !owner->ns_) return Errno(ESRCH);
-    target = owner->ns_;
+    // A pidfd's PID namespace is its process's own, not its pid_for_children.
+    auto ns = std::make_shared<Namespaces>(*owner->ns_);
+    ns->pid = owner->tg().pidns;
+    target = std::move(ns);
     target_user = owner->tg().creds.user_ns;
   } else {
     return Errno(EINVAL);

@@ -1,5 +1,5 @@
-// pidfds: pidfd_open, pidfd_send_signal, pidfd_getfd. (CLONE_PIDFD and waitid(P_PIDFD) are in
-// sys_process.cc; the file itself is sentry/kernel/pidfd.h.)
+// pidfds: pidfd_open, pidfd_send_signal, pidfd_getfd. (CLONE_PIDFD is in
+// sys_process.cc, waitid(P_PIDFD) in sys_wait.cc; the file itself is sentry/kernel/pidfd.h.)
 #include <signal.h>
 
 #include "sentry/kernel/access.h"
@@ -106,6 +106,7 @@ Result<uint64_t> SysPidfdOpen(Task& t, int pid, unsigned flags) {
   std::shared_ptr<kernel::Task> thread;
   {
     absl::MutexLock l(&k.mu());
+    pid = t.ToGlobalPid(pid);  // a process outside the caller's PID namespace: ESRCH
     auto task = k.tasks().find(pid);
     if (task == k.tasks().end()) return Errno(ESRCH);
     tg = task->second->tg_ref();

@@ -20,10 +20,10 @@ bool ForEachTarget(Task& t, int which, int who, const std::function<void(Task&)>
   kernel::Kernel& k = t.kernel();
   switch (which) {
     case PRIO_PROCESS:
-      if (Task* p = who == 0 ? &t : k.TaskByTid(who)) fn(*p);
+      if (Task* p = who == 0 ? &t : k.TaskByTid(t.ToGlobalPid(who))) fn(*p);
       return true;
     case PRIO_PGRP: {
-      int pgrp = who == 0 ? t.tg().pgid : who;
+      int pgrp = who == 0 ? t.tg().pgid : t.ToGlobalPid(who);
       for (auto& [tid, p] : k.tasks()) {
         if (p->tg_ && p->tg().pgid == pgrp) fn(*p);
       }

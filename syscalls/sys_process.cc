@@ -1,4 +1,5 @@
-// Processes and threads: clone, fork, vfork, execve, exit, wait, sessions, rlimits, prctl.
+// Processes and threads: clone, fork, vfork, execve, exit, sessions, rlimits, prctl (wait4 and
+// waitid are in sys_wait.cc).
 #include <asm/prctl.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -77,9 +78,9 @@ void CloneKeyrings(Task& t, Task& child, bool thread) {
 
 Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr parent_tid,
                          GuestAddr child_tid, uint64_t tls, GuestAddr pidfd_addr = {}) {
-  // PID namespaces: EINVAL, as a kernel built without them.
   if (flags & ~kSupportedCloneFlags) return Errno(EINVAL);
   if ((flags & CLONE_NEWUSER) && (flags & (CLONE_THREAD | CLONE_FS))) return Errno(EINVAL);
+  if ((flags & CLONE_NEWPID) && (flags & CLONE_THREAD)) return Errno(EINVAL);
   if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS)) return Errno(EINVAL);
   if ((flags & CLONE_NEWIPC) && (flags & CLONE_SYSVSEM)) return Errno(EINVAL);
   if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND)) return Errno(EINVAL);
@@ -91,6 +92,10 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   kernel::Kernel& k = t.kernel();
   {
     absl::MutexLock l(&k.mu());
+    // A namespace's init may not make siblings of itself (they would have no reaper).
+    const kernel::PidNamespace& own_ns = *t.tg().pidns;
+    bool is_init = own_ns.level() > 0 ? own_ns.init == &t.tg() : t.tg().tgid == 1;
+    if ((flags & CLONE_PARENT) && is_init) return Errno(EINVAL);
     uint64_t nproc = t.tg().rlimits[RLIMIT_NPROC].cur;
     if (k.tasks().size() >= std::min<uint64_t>(nproc, k.max_tasks())) return Errno(EAGAIN);
   }
@@ -106,24 +111,39 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
     child_ns = SENTRY_TRY(kernel::NewNamespaces(t, flags, *child_fs, &creds));
     if (flags & CLONE_NEWUSER) child_creds = std::move(creds);
   }
+  // The child's PID namespace: its creator's for a thread (which must also be where the
+  // creator's children go, as Linux's copy_process), pid_for_children for a process.
   std::shared_ptr<kernel::Task> child;
+  kernel::PidNsRef child_pidns = thread ? t.tg().pidns : child_ns->pid;
   {
     absl::MutexLock l(&k.mu());
-    child = std::make_shared<kernel::Task>(k, k.AllocPid());
+    if (thread && t.ns().pid != t.tg().pidns) return Errno(EINVAL);
+    child = std::make_shared<kernel::Task>(k, SENTRY_TRY(k.AllocPid(*child_pidns)));
   }
+  auto release_pid = [&] {
+    absl::MutexLock l(&k.mu());
+    k.ReleasePid(child_pidns.get(), child->tid());
+  };
   // A new process's group exists before it is registered, so that its pidfd can take the fd
   // number first (EMFILE before any host work, as Linux reserves it early). Until the child
   // is registered below, the pidfd reads as a reaped process.
   std::shared_ptr<ThreadGroup> new_tg;
   if (!thread) new_tg = std::make_shared<ThreadGroup>();
   int pidfd = -1;
+  int local_tid = 0;
   if (flags & CLONE_PIDFD) {
     vfs::FileRef f = thread ? kernel::NewPidFd(k, t.tg_ref(), child, false)
                             : kernel::NewPidFd(k, new_tg, nullptr, false);
-    pidfd = static_cast<int>(SENTRY_TRY(t.fds().Add(std::move(f), true, 0, NofileLimit(t))));
+    auto fd = t.fds().Add(std::move(f), true, 0, NofileLimit(t));
+    if (!fd.ok()) {
+      release_pid();
+      return fd.error();
+    }
+    pidfd = static_cast<int>(*fd);
   }
   auto drop_pidfd = [&] {
     if (pidfd >= 0) (void)t.fds().Remove(pidfd);
+    release_pid();
   };
   // Host side first: a new stub thread in this address space, or a copy of it, and the
   // Sentry thread that will run the child. CLONE_VM (threads, vfork, posix_spawn) shares the
@@ -150,12 +170,19 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
       return Errno(EAGAIN);
     }
     int tid = child->tid();
+    // The clone's result and CLONE_PARENT_SETTID: the child's number in the caller's
+    // namespace.
+    local_tid = t.ToLocalPid(tid);
     if (thread) {
       child->tg_ = t.tg_ref();
     } else {
       std::shared_ptr<ThreadGroup> tg = new_tg;
       ThreadGroup& p = t.tg();
       tg->tgid = tid;
+      tg->pidns = child_pidns;
+      // The first process of a new PID namespace is its init.
+      if (child_pidns->init == nullptr && child_pidns->Local(tid) == 1)
+        child_pidns->init = tg.get();
       tg->leader = child.get();
       ThreadGroup* parent = (flags & CLONE_PARENT) && p.parent ? p.parent : &p;
       tg->parent = parent;
@@ -207,14 +234,13 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
   if (!share_vm) child->rseq_ = t.rseq_;
   if (flags & CLONE_CHILD_CLEARTID) child->clear_child_tid_ = child_tid.value();
   if (flags & CLONE_CHILD_SETTID) child->child_settid_ = child_tid.value();
-  if (flags & CLONE_PARENT_SETTID) (void)t.CopyOut<int32_t>(parent_tid, child->tid());
+  if (flags & CLONE_PARENT_SETTID) (void)t.CopyOut<int32_t>(parent_tid, local_tid);
   if (pidfd >= 0) (void)t.CopyOut<int32_t>(pidfd_addr, pidfd);
   std::shared_ptr<kernel::VforkDone> vfork;
   if (flags & CLONE_VFORK) {
     vfork = std::make_shared<kernel::VforkDone>();
     child->vfork_done_ = vfork;
   }
-  int tid = child->tid();
   child->Start();
   if (vfork) {
     // The parent waits (killably) until the child execs or exits.
@@ -227,7 +253,7 @@ Result<uint64_t> DoClone(Task& t, uint64_t flags, uint64_t stack, GuestAddr pare
       t.waiter().WaitUntil(absl::InfiniteFuture());
     }
   }
-  return static_cast<uint64_t>(tid);
+  return static_cast<uint64_t>(local_tid);
 }
 
 }  // namespace
@@ -343,196 +369,41 @@ Result<uint64_t> SysExitGroup(Task& t, int code) {
   return 0;
 }
 
-namespace {
-
-struct WaitResult {
-  int pid = 0;
-  int status = 0;  // wait status word
-  int code = 0;    // CLD_*
-  uint32_t uid = 0;
-  kernel::CpuTime cpu;  // the child's and its reaped children's: wait4/waitid's rusage
-};
-
-constexpr int kPPidfd = 3;  // P_PIDFD
-
-bool Matches(ThreadGroup& c, int idtype, int id, const ThreadGroup* only) {
-  switch (idtype) {
-    case P_ALL:
-      return true;
-    case P_PID:
-      return c.tgid == id;
-    case P_PGID:
-      return c.pgid == id;
-    case kPPidfd:
-      return &c == only;
-    default:
-      return false;
-  }
-}
-
-// Finds a child state change to report. Returns pid 0 with WNOHANG if none yet. For P_PIDFD,
-// `only` is the process the pidfd names.
-Result<WaitResult> DoWait(Task& t, int idtype, int id, int options,
-                          const ThreadGroup* only = nullptr) {
-  kernel::Kernel& k = t.kernel();
-  ScopedWait w(t.tg().child_events, t.waiter());
-  for (;;) {
-    {
-      absl::MutexLock l(&k.mu());
-      if (idtype == P_PGID && id == 0) id = t.tg().pgid;
-      bool any = false;
-      // Tracees first: their ptrace-stops and exits, whether or not they are our children.
-      auto match = [&](int pid, int pgid) {
-        return idtype == P_ALL || (idtype == P_PID && pid == id) ||
-               (idtype == P_PGID && pgid == id);
-      };
-      if (auto ev = kernel::PtraceWait(t, options, match, &any)) {
-        return WaitResult{ev->pid, ev->status, ev->code, ev->uid, {}};
-      }
-      auto children = t.tg().children;  // copy: reaping edits the list
-      for (auto& c : children) {
-        if (!Matches(*c, idtype, id, only)) continue;
-        // __WCLONE selects children that do not signal SIGCHLD on exit.
-        bool clone_child = c->exit_signal != SIGCHLD;
-        if (!(options & __WALL) && clone_child != static_cast<bool>(options & __WCLONE)) continue;
-        // A zombie is nothing to wait for without WEXITED: it will never stop or continue
-        // again, so a wait for those alone ends with ECHILD (Linux's wait_consider_task).
-        if (c->zombie && !(options & WEXITED)) continue;
-        any = true;
-        if (c->zombie && (options & WEXITED)) {
-          WaitResult r{c->tgid, c->exit_status, 0, c->creds.ruid, c->cpu_exited + c->cpu_children};
-          int s = c->exit_status;
-          r.code = WIFSIGNALED(s) ? (WCOREDUMP(s) ? abi::kCLD_DUMPED : abi::kCLD_KILLED)
-                                  : abi::kCLD_EXITED;
-          if (!(options & WNOWAIT)) {
-            // As Linux's wait_task_zombie: only a child reaped by wait counts in
-            // RUSAGE_CHILDREN (not one auto-reaped because SIGCHLD is ignored).
-            t.tg().cpu_children += r.cpu;
-            k.Reap(*c);
-          }
-          return r;
-        }
-        // A child we trace reports its group-stop as a ptrace-stop only (Linux's
-        // wait_consider_task).
-        kernel::Task* tracer = c->leader ? c->leader->ptrace_.tracer : nullptr;
-        bool traced_by_us = tracer != nullptr && &tracer->tg() == &t.tg();
-        if (c->stopped && c->stop_to_report && (options & WUNTRACED) && !traced_by_us) {
-          if (!(options & WNOWAIT)) c->stop_to_report = false;
-          return WaitResult{c->tgid, kernel::StopStatus(c->stop_signal), abi::kCLD_STOPPED,
-                            c->creds.ruid, k.GroupCpuUsage(*c) + c->cpu_children};
-        }
-        if (c->continue_to_report && (options & WCONTINUED)) {
-          if (!(options & WNOWAIT)) c->continue_to_report = false;
-          return WaitResult{c->tgid, 0xffff, abi::kCLD_CONTINUED, c->creds.ruid,
-                            k.GroupCpuUsage(*c) + c->cpu_children};
-        }
-      }
-      if (!any) return Errno(ECHILD);
-      if (options & WNOHANG) return WaitResult{};
-    }
-    SENTRY_TRY(t.Wait());
-  }
-}
-
-}  // namespace
-
-Result<uint64_t> SysWait4(Task& t, int pid, GuestAddr status, int options, GuestAddr rusage) {
-  if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WNOTHREAD | __WALL | __WCLONE)) {
-    return Errno(EINVAL);
-  }
-  int idtype = P_ALL, id = 0;
-  if (pid > 0) {
-    idtype = P_PID, id = pid;
-  } else if (pid == 0) {
-    idtype = P_PGID, id = 0;
-  } else if (pid < -1) {
-    idtype = P_PGID, id = -pid;
-  }
-  WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options | WEXITED));
-  if (r.pid == 0) return 0;
-  if (!status.IsNull()) SENTRY_TRY(t.CopyOut<int32_t>(status, r.status));
-  if (!rusage.IsNull()) SENTRY_TRY(t.CopyOut(rusage, kernel::ToRusage(r.cpu)));
-  return static_cast<uint64_t>(r.pid);
-}
-
-Result<uint64_t> SysWaitid(Task& t, int idtype, int id, GuestAddr infop, int options,
-                           GuestAddr rusage) {
-  if (options &
-      ~(WNOHANG | WSTOPPED | WCONTINUED | WEXITED | WNOWAIT | __WNOTHREAD | __WALL | __WCLONE)) {
-    return Errno(EINVAL);
-  }
-  if (!(options & (WEXITED | WSTOPPED | WCONTINUED))) return Errno(EINVAL);
-  if (idtype != P_ALL && idtype != P_PID && idtype != P_PGID && idtype != kPPidfd) {
-    return Errno(EINVAL);
-  }
-  if ((idtype == P_PID && id <= 0) || ((idtype == P_PGID || idtype == kPPidfd) && id < 0)) {
-    return Errno(EINVAL);
-  }
-  std::shared_ptr<ThreadGroup> only;
-  bool nonblock = false;
-  if (idtype == kPPidfd) {
-    vfs::FileRef f = SENTRY_TRY(GetFile(t, id));
-    kernel::PidFd* p = SENTRY_TRY(kernel::AsPidFd(f));
-    nonblock = f->NonBlocking();  // PIDFD_NONBLOCK: as WNOHANG, but EAGAIN when nothing is due
-    // A thread pidfd waits for its thread's process only if the thread is its leader; for
-    // any other thread there is no child to wait for (ECHILD).
-    absl::MutexLock l(&t.kernel().mu());
-    if (!p->thread() || p->thread().get() == p->group()->leader) only = p->group();
-  }
-  WaitResult r = SENTRY_TRY(DoWait(t, idtype, id, options | (nonblock ? WNOHANG : 0), only.get()));
-  if (nonblock && r.pid == 0 && !(options & WNOHANG)) return Errno(EAGAIN);
-  if (!infop.IsNull()) {
-    abi::SigInfo si{};
-    if (r.pid) {
-      si.signo = SIGCHLD;
-      si.code = r.code;
-      si.f.chld.pid = r.pid;
-      si.f.chld.uid = r.uid;
-      si.f.chld.status = r.code == abi::kCLD_EXITED      ? WEXITSTATUS(r.status)
-                         : r.code == abi::kCLD_STOPPED   ? WSTOPSIG(r.status)
-                         : r.code == abi::kCLD_TRAPPED   ? WSTOPSIG(r.status)
-                         : r.code == abi::kCLD_CONTINUED ? SIGCONT
-                                                         : WTERMSIG(r.status);
-    }
-    SENTRY_TRY(t.CopyOut(infop, si));
-  }
-  // As Linux: with WNOHANG and nothing to report, the rusage is left alone.
-  if (!rusage.IsNull() && r.pid) SENTRY_TRY(t.CopyOut(rusage, kernel::ToRusage(r.cpu)));
-  return 0;
-}
-
-Result<uint64_t> SysGetpid(Task& t) { return static_cast<uint64_t>(t.tg().tgid); }
-Result<uint64_t> SysGettid(Task& t) { return static_cast<uint64_t>(t.tid()); }
+Result<uint64_t> SysGetpid(Task& t) { return static_cast<uint64_t>(t.LocalPid(t.tg().tgid)); }
+Result<uint64_t> SysGettid(Task& t) { return static_cast<uint64_t>(t.LocalPid(t.tid())); }
 Result<uint64_t> SysGetppid(Task& t) {
+  // 0 when the parent is outside the caller's PID namespace.
   absl::MutexLock l(&t.kernel().mu());
-  return t.tg().parent ? static_cast<uint64_t>(t.tg().parent->tgid) : 0;
+  return t.tg().parent ? static_cast<uint64_t>(t.ToLocalPid(t.tg().parent->tgid)) : 0;
 }
 
 Result<uint64_t> SysSetpgid(Task& t, int pid, int pgid) {
   if (pgid < 0) return Errno(EINVAL);
   kernel::Kernel& k = t.kernel();
   absl::MutexLock l(&k.mu());
-  ThreadGroup* target = pid == 0 ? &t.tg() : k.GroupByTgid(pid);
+  ThreadGroup* target = pid == 0 ? &t.tg() : k.GroupByTgid(t.ToGlobalPid(pid));
   if (target == nullptr || target->zombie) return Errno(ESRCH);
   if (target != &t.tg() && target->parent != &t.tg()) return Errno(ESRCH);
   if (target->tgid == target->sid) return Errno(EPERM);  // a session leader
   if (target != &t.tg() && target->did_exec) return Errno(EACCES);
   if (target->sid != t.tg().sid) return Errno(EPERM);
-  if (pgid == 0) pgid = target->tgid;
+  pgid = pgid == 0 ? target->tgid : t.ToGlobalPid(pgid);
+  if (pgid == 0) return Errno(EPERM);  // no such group in the caller's namespace
   if (pgid != target->tgid) {
     bool exists = false;
     for (ThreadGroup* g : k.AllGroups()) exists |= g->pgid == pgid && g->sid == t.tg().sid;
     if (!exists) return Errno(EPERM);
   }
-  target->pgid = pgid;
+  int old = std::exchange(target->pgid, pgid);
+  k.ReleasePid(target->pidns.get(), old);  // a nested namespace's number it alone still used
   return 0;
 }
 
 Result<uint64_t> SysGetpgid(Task& t, int pid) {
   absl::MutexLock l(&t.kernel().mu());
-  ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(pid);
+  ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(t.ToGlobalPid(pid));
   if (g == nullptr) return Errno(ESRCH);
-  return static_cast<uint64_t>(g->pgid);
+  return static_cast<uint64_t>(t.ToLocalPid(g->pgid));
 }
 
 Result<uint64_t> SysGetpgrp(Task& t) { return SysGetpgid(t, 0); }
@@ -544,20 +415,23 @@ Result<uint64_t> SysSetsid(Task& t) {
   for (ThreadGroup* o : k.AllGroups()) {
     if (o->pgid == g.tgid) return Errno(EPERM);
   }
+  int old_pgid = g.pgid, old_sid = g.sid;
   g.sid = g.pgid = g.tgid;
-  return static_cast<uint64_t>(g.sid);
+  k.ReleasePid(g.pidns.get(), old_pgid);  // numbers it alone still used, in a nested namespace
+  k.ReleasePid(g.pidns.get(), old_sid);
+  return static_cast<uint64_t>(t.ToLocalPid(g.sid));
 }
 
 Result<uint64_t> SysGetsid(Task& t, int pid) {
   absl::MutexLock l(&t.kernel().mu());
-  ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(pid);
+  ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(t.ToGlobalPid(pid));
   if (g == nullptr) return Errno(ESRCH);
-  return static_cast<uint64_t>(g->sid);
+  return static_cast<uint64_t>(t.ToLocalPid(g->sid));
 }
 
 Result<uint64_t> SysSetTidAddress(Task& t, uint64_t addr) {
   t.clear_child_tid_ = addr;
-  return static_cast<uint64_t>(t.tid());
+  return static_cast<uint64_t>(t.LocalPid(t.tid()));
 }
 
 Result<uint64_t> SysSetRobustList(Task& t, uint64_t head, size_t len) {
@@ -569,9 +443,9 @@ Result<uint64_t> SysSetRobustList(Task& t, uint64_t head, size_t len) {
 
 Result<uint64_t> SysGetRobustList(Task& t, int pid, GuestAddr head, GuestAddr len) {
   uint64_t list = t.robust_list_;
-  if (pid != 0 && pid != t.tid()) {
+  if (pid != 0) {
     absl::MutexLock l(&t.kernel().mu());
-    kernel::Task* o = t.kernel().TaskByTid(pid);
+    kernel::Task* o = t.kernel().TaskByTid(t.ToGlobalPid(pid));
     if (o == nullptr) return Errno(ESRCH);
     list = o->robust_list_;  // racy read of another thread's word, as a ptrace peek would be
   }
@@ -757,7 +631,7 @@ Result<uint64_t> SysPrlimit64(Task& t, int pid, unsigned res, GuestAddr new_addr
   abi::Rlimit old;
   {
     absl::MutexLock l(&t.kernel().mu());
-    ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(pid);
+    ThreadGroup* g = pid == 0 ? &t.tg() : t.kernel().GroupByTgid(t.ToGlobalPid(pid));
     if (g == nullptr) return Errno(ESRCH);
     if (!MayPrlimit(t.tg().creds, *g)) return Errno(EPERM);
     old = g->rlimits[res];

@@ -24,7 +24,7 @@ using abi::SchedAttr;
 static_assert(sizeof(SchedAttr) == kAttrSizeVer1);
 
 // The thread `pid` names, 0 being the caller. Preconditions: Kernel::mu_ held.
-Task* Target(Task& t, int pid) { return pid == 0 ? &t : t.kernel().TaskByTid(pid); }
+Task* Target(Task& t, int pid) { return pid == 0 ? &t : t.kernel().TaskByTid(t.ToGlobalPid(pid)); }
 
 bool ValidPolicy(int p) {
   return p == kernel::kSchedOther || p == kernel::kSchedFifo || p == kernel::kSchedRr ||

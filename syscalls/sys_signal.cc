@@ -174,14 +174,21 @@ Result<uint64_t> SysKill(Task& t, int pid, int sig) {
   if (pid > 0) {
     // A zombie still has its pid until reaped: Linux checks permission and succeeds,
     // delivering nothing.
-    kernel::ThreadGroup* g = k.GroupByTgid(pid);
+    // Numbers are the caller's PID namespace's: a process outside it is not there (ESRCH).
+    kernel::ThreadGroup* g = k.GroupByTgid(t.ToGlobalPid(pid));
     if (g == nullptr) return Errno(ESRCH);
     targets.push_back(g);
   } else {
-    int pgid = pid == 0 ? t.tg().pgid : -pid;
+    int pgid = pid == 0 ? t.tg().pgid : t.ToGlobalPid(-pid);
+    const kernel::PidNamespace& ns = *t.tg().pidns;
     for (kernel::ThreadGroup* g : k.AllGroups()) {
       if (pid == -1 && g->zombie) continue;
-      if (pid == -1 ? (g->tgid != 1 && g != &t.tg()) : g->pgid == pgid) targets.push_back(g);
+      // kill(-1): every process the caller's namespace sees, but its init and the caller.
+      if (!ns.Contains(g->pidns.get())) continue;
+      if (pid == -1 ? (t.ToLocalPid(g->tgid) != 1 && g != &t.tg())
+                    : (pgid > 0 && g->pgid == pgid)) {
+        targets.push_back(g);
+      }
     }
     if (targets.empty()) return Errno(ESRCH);
   }
@@ -199,8 +206,9 @@ static Result<uint64_t> ThreadKill(Task& t, int tgid, int tid, const abi::SigInf
   if (info.signo < 0 || info.signo > abi::kNumSignals || tid <= 0) return Errno(EINVAL);
   kernel::Kernel& k = t.kernel();
   absl::MutexLock l(&k.mu());
-  kernel::Task* target = k.TaskByTid(tid);
-  if (target == nullptr || (tgid > 0 && target->tg().tgid != tgid) || target->tg().zombie) {
+  kernel::Task* target = k.TaskByTid(t.ToGlobalPid(tid));
+  if (target == nullptr || (tgid > 0 && target->tg().tgid != t.ToGlobalPid(tgid)) ||
+      target->tg().zombie) {
     return Errno(ESRCH);
   }
   if (!MaySignal(t, target->tg(), info.signo)) return Errno(EPERM);
@@ -221,14 +229,16 @@ Result<uint64_t> SysTkill(Task& t, int tid, int sig) {
 Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
   abi::SigInfo info = SENTRY_TRY(t.CopyIn<abi::SigInfo>(uinfo));
   // Only the kernel may claim SI_USER/SI_KERNEL for another process.
-  if ((info.code >= 0 || info.code == abi::kSI_TKILL) && pid != t.tg().tgid) return Errno(EPERM);
+  if ((info.code >= 0 || info.code == abi::kSI_TKILL) && pid != t.LocalPid(t.tg().tgid)) {
+    return Errno(EPERM);
+  }
   // Signal 0, as for kill, only checks that the target exists and may be signalled.
   if (sig < 0 || sig > abi::kNumSignals) return Errno(EINVAL);
   info.signo = sig;
   info.pad0 = 0;
   kernel::Kernel& k = t.kernel();
   absl::MutexLock l(&k.mu());
-  kernel::ThreadGroup* g = k.GroupByTgid(pid);
+  kernel::ThreadGroup* g = k.GroupByTgid(t.ToGlobalPid(pid));
   if (g == nullptr || g->zombie) return Errno(ESRCH);
   if (!MaySignal(t, *g, sig)) return Errno(EPERM);
   if (sig == 0) return 0;
@@ -238,7 +248,9 @@ Result<uint64_t> SysRtSigqueueinfo(Task& t, int pid, int sig, GuestAddr uinfo) {
 
 Result<uint64_t> SysRtTgsigqueueinfo(Task& t, int tgid, int tid, int sig, GuestAddr uinfo) {
   abi::SigInfo info = SENTRY_TRY(t.CopyIn<abi::SigInfo>(uinfo));
-  if ((info.code >= 0 || info.code == abi::kSI_TKILL) && tgid != t.tg().tgid) return Errno(EPERM);
+  if ((info.code >= 0 || info.code == abi::kSI_TKILL) && tgid != t.LocalPid(t.tg().tgid)) {
+    return Errno(EPERM);
+  }
   if (sig < 0 || sig > abi::kNumSignals) return Errno(EINVAL);  // ThreadKill checks signal 0
   info.signo = sig;
   info.pad0 = 0;

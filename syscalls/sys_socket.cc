@@ -202,6 +202,13 @@ Result<uint64_t> SysGetsockopt(Task& t, int fd, int level, int name, GuestAddr v
   int len = SENTRY_TRY(t.CopyIn<int>(len_addr));
   if (len < 0) return Errno(EINVAL);
   auto v = SENTRY_TRY(s->GetOption(level, name));
+  // The stack keeps the peer's global pid; the caller sees its number in its PID namespace.
+  if (level == SOL_SOCKET && name == SO_PEERCRED && v.size() >= sizeof(struct ucred)) {
+    struct ucred u;
+    std::memcpy(&u, v.data(), sizeof(u));
+    u.pid = t.LocalPid(u.pid);
+    std::memcpy(v.data(), &u, sizeof(u));
+  }
   // Linux writes int options of fewer bytes as far as they go (and a single byte for some
   // IP options); others need the whole value.
   size_t n = std::min(static_cast<size_t>(len), v.size());

@@ -98,7 +98,11 @@ Result<void> ParseControl(Task& t, netstack::Socket& s, GuestAddr addr, size_t l
         absl::MutexLock l(&t.kernel().mu());
         const kernel::Credentials& c = t.tg().creds;
         bool root = c.euid == 0;
-        if (u.pid != t.tg().tgid && !root) return Errno(EPERM);
+        // The pid is the sender's namespace's number; the message carries the global one.
+        int global = t.ToGlobalPid(u.pid);
+        if (global != t.tg().tgid && !root) return Errno(EPERM);
+        if (global == 0) return Errno(ESRCH);
+        u.pid = global;
         if (!root && u.uid != c.ruid && u.uid != c.euid && u.uid != c.suid) return Errno(EPERM);
         if (!root && u.gid != c.rgid && u.gid != c.egid && u.gid != c.sgid) return Errno(EPERM);
         out.creds = netstack::Ucred{u.pid, u.uid, u.gid};
@@ -137,7 +141,8 @@ Result<size_t> WriteControl(Task& t, netstack::Control& c, GuestAddr addr, size_
     std::memcpy(out.data() + at + CMSG_LEN(0), data, clen - CMSG_LEN(0));
   };
   if (c.creds) {
-    struct ucred u = {c.creds->pid, c.creds->uid, c.creds->gid};
+    // The receiver's number for the sender (0 when it has none in its PID namespace).
+    struct ucred u = {t.LocalPid(c.creds->pid), c.creds->uid, c.creds->gid};
     put(SOL_SOCKET, SCM_CREDENTIALS, &u, sizeof(u));
   }
   if (!c.rights.empty()) {

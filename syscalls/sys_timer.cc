@@ -115,7 +115,7 @@ Result<TimerClock> TimerCreateClock(int clock) {
 Result<void> CheckSigEvent(Task& t, const SigEvent& ev) {
   switch (ev.notify) {
     case SIGEV_THREAD_ID: {
-      kernel::Task* target = t.kernel().TaskByTid(ev.tid);
+      kernel::Task* target = t.kernel().TaskByTid(t.ToGlobalPid(ev.tid));
       if (target == nullptr || &target->tg() != &t.tg()) return Errno(EINVAL);
       [[fallthrough]];
     }
@@ -203,7 +203,7 @@ Result<uint64_t> SysTimerCreate(Task& t, int clock, GuestAddr sevp, GuestAddr id
     timer->notify = ev->notify == SIGEV_THREAD ? SIGEV_SIGNAL : ev->notify;
     timer->signo = ev->signo;
     timer->value = ev->value;
-    timer->target_tid = ev->tid;
+    timer->target_tid = t.ToGlobalPid(ev->tid);  // kept global, as the task table
   } else {
     timer->notify = SIGEV_SIGNAL;
     timer->signo = SIGALRM;

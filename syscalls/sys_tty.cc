@@ -59,16 +59,21 @@ Result<uint64_t> TtyIoctl(Task& t, vfs::Tty& tty, bool master, uint64_t cmd, uin
       tty.SetWinSize(SENTRY_TRY(t.CopyIn<vfs::WinSize>(arg)));
       return 0;
     case TIOCGPGRP: {
+      // The terminal keeps global numbers; the caller sees its PID namespace's.
       int pgrp = SENTRY_TRY(tty.GetForegroundPgrp(master));
-      SENTRY_TRY(t.CopyOut(arg, pgrp));
+      SENTRY_TRY(t.CopyOut(arg, pgrp > 0 ? t.LocalPid(pgrp) : pgrp));
       return 0;
     }
-    case TIOCSPGRP:
-      SENTRY_TRY(tty.SetForegroundPgrp(master, SENTRY_TRY(t.CopyIn<int>(arg))));
+    case TIOCSPGRP: {
+      int pgrp = SENTRY_TRY(t.CopyIn<int>(arg));
+      int global = pgrp > 0 ? t.GlobalPid(pgrp) : pgrp;
+      if (pgrp > 0 && global == 0) return Errno(ESRCH);  // no such group in its namespace
+      SENTRY_TRY(tty.SetForegroundPgrp(master, global));
       return 0;
+    }
     case TIOCGSID: {
       int sid = SENTRY_TRY(tty.GetSession());
-      SENTRY_TRY(t.CopyOut(arg, sid));
+      SENTRY_TRY(t.CopyOut(arg, sid > 0 ? t.LocalPid(sid) : sid));
       return 0;
     }
     case TIOCSCTTY:

@@ -85,6 +85,7 @@ absl::StatusOr<std::shared_ptr<Task>> Kernel::NewProcess(StartOptions& opts) {
     int pid = AllocPid();
     task = std::make_shared<Task>(*this, pid);
     tg->tgid = tg->pgid = tg->sid = pid;
+    tg->pidns = init_ns_->pid;
     tg->leader = task.get();
     tg->tasks.push_back(task.get());
     tg->handlers = std::make_shared<SignalHandlers>();
@@ -185,6 +186,7 @@ void Kernel::MakeSentryInit(const StartOptions& opts) {
   // /proc/1/cmdline is empty; the task stands for PID 1 in /proc and in the tables.
   auto task = std::make_shared<Task>(*this, pid);
   tg->tgid = tg->pgid = tg->sid = pid;
+  tg->pidns = init_ns_->pid;
   tg->leader = task.get();
   tg->tasks.push_back(task.get());
   tg->sentry_init = true;

@@ -139,6 +139,8 @@ class ThreadGroup {
   bool stop_to_report = false;      // for WUNTRACED
   bool continue_to_report = false;  // for WCONTINUED
   bool subreaper = false;
+  // The PID namespace the process is in (pid_namespace.h), fixed when it is made.
+  PidNsRef pidns;
   // PID 1 kept by the Sentry itself (StartOptions::sentry_init): it has no thread and runs
   // no guest code; it reaps whatever it inherits at once and ends the sandbox when the
   // command it started (Kernel::main_tgid) exits.
@@ -235,6 +237,15 @@ class Task final : public Blocker {
   // Wakes the task from a kernel wait or kicks its guest out of user mode so that it looks at
   // its signals. Thread-safe.
   void Interrupt();
+  // Pids as this task's PID namespace sees them (pid_namespace.h): a global pid's number
+  // there (0: not visible), and the global pid of one of its numbers (0: none).
+  // Preconditions: Kernel::mu_ held.
+  int ToLocalPid(int global) const { return PidIn(tg_->pidns.get(), global); }
+  int ToGlobalPid(int local) const { return PidFrom(tg_->pidns.get(), local); }
+  // The same for the task's own thread when it does not hold Kernel::mu_: the lock is taken
+  // only in a nested namespace (the sandbox's numbers need no translation).
+  int LocalPid(int global);
+  int GlobalPid(int local);
   // The signal mask (guarded by Kernel::mu_).
   abi::SigSet signal_mask() const { return mask_; }
 
@@ -445,6 +456,20 @@ class Kernel {
 
   // PIDs (guarded by mu_).
   int AllocPid() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A new task's global pid with a number in `ns` and in each of its ancestors; ENOMEM once
+  // one of them has lost its init, as Linux (pid_namespace.cc).
+  Result<int> AllocPid(PidNamespace& ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees the numbers global pid `pid` has in `ns` and its ancestors, unless a task still
+  // has it or a process group or session still goes by it (called again when they go).
+  void ReleasePid(PidNamespace* ns, int pid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The sandbox's PID namespace (level 0: global numbers).
+  const PidNsRef& root_pidns() const { return init_ns_->pid; }
+  // The init of `tg`'s PID namespace, which reaps its orphans (null once it has exited).
+  ThreadGroup* ChildReaper(const ThreadGroup& tg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Called by the last thread of a nested PID namespace's init before it leaves: kills every
+  // other process of the namespace and reaps them before the init becomes a zombie, as
+  // Linux's zap_pid_ns_processes (pid_namespace.cc). Preconditions: mu_ not held.
+  void ZapPidNamespace(Task& init_task) ABSL_LOCKS_EXCLUDED(mu_);
   // The last PID handed out (/proc/loadavg).
   int LastPid() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return next_pid_ - 1; }
   Task* TaskByTid(int tid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

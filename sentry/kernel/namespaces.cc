@@ -35,15 +35,22 @@ std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc,
   // refer to it without owning it.
   ns->net = std::make_shared<NetNamespace>(
       NetNamespace{vfs::NewNsInode(), std::shared_ptr<netstack::Stack>(&net, [](auto*) {})});
-  ns->pid = Identity(kInitPidIno);
+  ns->pid = std::make_shared<PidNamespace>(kInitPidIno);
   ns->cgroup = Identity(kInitCgroupIno);
   ns->time = Identity(kInitTimeIno);
   return ns;
 }
 
-NamespacesRef CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags, vfs::Path* root,
-                             vfs::Path* cwd, const UserNsRef& owner) {
+Result<NamespacesRef> CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags,
+                                     vfs::Path* root, vfs::Path* cwd, const UserNsRef& owner,
+                                     const PidNsRef& active_pid) {
   auto ns = std::make_shared<Namespaces>(from);
+  if (flags & CLONE_NEWPID) {
+    // Linux's copy_pid_ns and create_pid_namespace, checked before anything is made.
+    if (from.pid != active_pid) return Errno(EINVAL);
+    if (active_pid->level() + 1 > kMaxPidNsLevel) return Errno(ENOSPC);
+    ns->pid = std::make_shared<PidNamespace>(active_pid, owner, vfs::NewNsInode());
+  }
   if (flags & CLONE_NEWNS) {
     ns->mnt = k.vfs().CopyNamespace(*from.mnt, {root, cwd});
     ns->mnt_owner = owner;
@@ -67,7 +74,7 @@ NamespacesRef CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags, 
   }
   if (flags & CLONE_NEWCGROUP) ns->cgroup = Identity(vfs::NewNsInode());
   if (flags & CLONE_NEWTIME) ns->time = Identity(vfs::NewNsInode());
-  return ns;
+  return NamespacesRef(std::move(ns));
 }
 
 Result<NamespacesRef> NewNamespaces(Task& t, uint64_t flags, FsContext& fs, Credentials* creds) {
@@ -85,7 +92,13 @@ Result<NamespacesRef> NewNamespaces(Task& t, uint64_t flags, FsContext& fs, Cred
   }
   if (!(flags & ~uint64_t{CLONE_NEWUSER} & kAllNsFlags)) return t.ns_;
   vfs::Path root = fs.root(), cwd = fs.cwd();
-  NamespacesRef ns = CopyNamespaces(t.kernel(), t.ns(), flags, &root, &cwd, creds->user_ns);
+  PidNsRef active_pid;
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    active_pid = t.tg().pidns;
+  }
+  NamespacesRef ns = SENTRY_TRY(
+      CopyNamespaces(t.kernel(), t.ns(), flags, &root, &cwd, creds->user_ns, active_pid));
   if (flags & CLONE_NEWNS) {
     fs.set_root(root);
     fs.set_cwd(cwd);
@@ -103,8 +116,10 @@ const UserNamespace* NamespaceOwner(const Namespaces& ns, int type) {
       return ns.ipc->owner.get();
     case CLONE_NEWNET:
       return ns.net->owner.get();
+    case CLONE_NEWPID:
+      return ns.pid->owner().get();
   }
-  return nullptr;  // PID, cgroup and time namespaces: the sandbox's (none made inside yet)
+  return nullptr;  // cgroup and time namespaces: the sandbox's (none made inside yet)
 }
 
 vfs::FileRef NamespaceFile(const Namespaces& ns, int type, const UserNsRef& user) {
@@ -122,7 +137,7 @@ vfs::FileRef NamespaceFile(const Namespaces& ns, int type, const UserNsRef& user
     case CLONE_NEWNET:
       return file(ns.net->ino, ns.net);
     case CLONE_NEWPID:
-      return file(ns.pid->ino, ns.pid);
+      return PidNamespaceFile(ns.pid);
     case CLONE_NEWCGROUP:
       return file(ns.cgroup->ino, ns.cgroup);
     case CLONE_NEWTIME:
@@ -132,6 +147,10 @@ vfs::FileRef NamespaceFile(const Namespaces& ns, int type, const UserNsRef& user
       return file(UserNsIno(user.get()), std::const_pointer_cast<UserNamespace>(user));
   }
   return nullptr;
+}
+
+vfs::FileRef PidNamespaceFile(const PidNsRef& pid) {
+  return std::make_shared<vfs::NsFile>(CLONE_NEWPID, pid->ino(), pid, O_RDONLY);
 }
 
 }  // namespace sentry::kernel

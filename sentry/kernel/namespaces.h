@@ -1,7 +1,7 @@
 // The namespaces a task is in, other than its user namespace (Linux's nsproxy): mount, UTS,
-// IPC, network (a netstack::Stack each), and the kinds this kernel keeps no separate state
-// for yet (PID, cgroup, time), which exist as identities only, so that /proc/PID/ns and
-// setns see them.
+// IPC, network (a netstack::Stack each), the PID namespace its children are made in
+// (pid_namespace.h), and the kinds this kernel keeps no separate state for yet (cgroup,
+// time), which exist as identities only, so that /proc/PID/ns and setns see them.
 //
 // A task's Namespaces is shared and never changed in place: unshare, setns and clone with
 // CLONE_NEW* give the task a new one. Task::ns_ is written by the task's own thread under
@@ -15,6 +15,7 @@
 #include <string>
 
 #include "sentry/base/errno.h"
+#include "sentry/kernel/pid_namespace.h"
 #include "sentry/kernel/user_namespace.h"
 #include "vfs/file.h"
 #include "vfs/vfs.h"
@@ -73,7 +74,7 @@ struct Namespaces {
   std::shared_ptr<UtsNamespace> uts;
   std::shared_ptr<IpcHandle> ipc;
   std::shared_ptr<NetNamespace> net;
-  std::shared_ptr<NsIdentity> pid;
+  PidNsRef pid;  // pid_for_children: the process's own is ThreadGroup::pidns
   std::shared_ptr<NsIdentity> cgroup;
   std::shared_ptr<NsIdentity> time;  // time_for_children: the task's own stays with the process
 };
@@ -85,20 +86,24 @@ std::shared_ptr<Namespaces> InitialNamespaces(vfs::Vfs& vfs, IpcNamespace* ipc,
                                               netstack::Stack& net);
 
 // The CLONE_NEW* flags this kernel can make a namespace for.
-inline constexpr uint64_t kSupportedNsFlags =
-    CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWCGROUP | CLONE_NEWTIME | CLONE_NEWNET;
+inline constexpr uint64_t kSupportedNsFlags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |
+                                              CLONE_NEWCGROUP | CLONE_NEWTIME | CLONE_NEWNET |
+                                              CLONE_NEWPID;
 // Every CLONE_NEW* flag.
-inline constexpr uint64_t kAllNsFlags = kSupportedNsFlags | CLONE_NEWUSER | CLONE_NEWPID;
+inline constexpr uint64_t kAllNsFlags = kSupportedNsFlags | CLONE_NEWUSER;
 // The kinds that unshare and clone make (CLONE_NEWUSER included).
 inline constexpr uint64_t kMakeableNsFlags = kSupportedNsFlags | CLONE_NEWUSER;
 
 // A copy of `from` with a new namespace of each kind in `flags` (CLONE_NEW*; the caller
 // checked them and the privilege). A new mount namespace copies the old one's mounts, and the
 // root and working directory in `root`/`cwd` move to the copies of their mounts. A new UTS
-// namespace starts with the old names; a new network namespace has only lo, down.
+// namespace starts with the old names; a new network namespace has only lo, down; a new PID
+// namespace is a child of `active_pid` (the caller's own), which must be `from.pid` (EINVAL,
+// as Linux: one unshare(CLONE_NEWPID) per fork), at most kMaxPidNsLevel deep (ENOSPC).
 // Preconditions: Kernel::mu_ not held.
-NamespacesRef CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags, vfs::Path* root,
-                             vfs::Path* cwd, const UserNsRef& owner);
+Result<NamespacesRef> CopyNamespaces(Kernel& k, const Namespaces& from, uint64_t flags,
+                                     vfs::Path* root, vfs::Path* cwd, const UserNsRef& owner,
+                                     const PidNsRef& active_pid);
 
 class FsContext;
 // For clone and unshare: `t`'s namespaces with new ones of the kinds in `flags` (CLONE_NEW*,
@@ -115,5 +120,7 @@ const UserNamespace* NamespaceOwner(const Namespaces& ns, int type);
 // The nsfs file of `ns`'s namespace of kind `type` (a CLONE_NEW* flag), or of `user` for
 // CLONE_NEWUSER, for /proc/PID/ns and setns.
 vfs::FileRef NamespaceFile(const Namespaces& ns, int type, const UserNsRef& user);
+// The nsfs file of PID namespace `pid` (/proc/PID/ns/pid: the process's own).
+vfs::FileRef PidNamespaceFile(const PidNsRef& pid);
 
 }  // namespace sentry::kernel

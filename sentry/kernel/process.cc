@@ -35,7 +35,8 @@ void Kernel::NotifyParent(ThreadGroup& child, int code, int status) {
 
 void Kernel::Reap(ThreadGroup& child) {
   ThreadGroup* parent = child.parent;
-  int tgid = child.tgid;
+  int tgid = child.tgid, pgid = child.pgid, sid = child.sid;
+  PidNsRef pidns = child.pidns;
   if (child.leader) tasks_.erase(child.leader->tid());
   if (parent) {
     std::erase_if(parent->children,
@@ -43,6 +44,10 @@ void Kernel::Reap(ThreadGroup& child) {
   }
   child.exit_events.Notify();  // pidfds: reaped
   groups_.erase(tgid);         // may destroy `child`
+  // Its pid, and its group's and session's numbers if it was the last to use them.
+  ReleasePid(pidns.get(), tgid);
+  ReleasePid(pidns.get(), pgid);
+  ReleasePid(pidns.get(), sid);
 }
 
 void Kernel::TaskExited(Task& t) {
@@ -55,7 +60,10 @@ void Kernel::TaskExited(Task& t) {
   t.cpu_pids_.clear();
   t.host_thread_tid_ = 0;
   std::erase(tg.tasks, &t);
-  if (&t != tg.leader) tasks_.erase(t.tid());
+  if (&t != tg.leader) {
+    tasks_.erase(t.tid());
+    ReleasePid(tg.pidns.get(), t.tid());
+  }
   tg.exit_events.Notify();                                // thread pidfds: this thread has exited
   for (Task* other : tg.tasks) other->waiter().Notify();  // an exec may wait for us
   if (!tg.tasks.empty()) return;
@@ -79,11 +87,16 @@ void Kernel::TaskExited(Task& t) {
       if (g.get() != &tg) GroupExit(*g, SignalStatus(SIGKILL, false));
     }
   }
-  // Orphans go to the nearest subreaper ancestor, else to init.
+  // A nested PID namespace's init: ZapPidNamespace has emptied the namespace already.
+  PidNamespace* pidns = tg.pidns.get();
+  bool is_ns_init = pidns != nullptr && pidns->level() > 0 && pidns->init == &tg;
+  if (is_ns_init) pidns->init = nullptr;
+  // Orphans go to the nearest subreaper ancestor in their PID namespace, else to the
+  // namespace's init.
   auto orphans = std::move(tg.children);
   tg.children.clear();
-  ThreadGroup* reaper = init;
-  for (ThreadGroup* a = tg.parent; a != nullptr; a = a->parent) {
+  ThreadGroup* reaper = is_ns_init ? init : ChildReaper(tg);
+  for (ThreadGroup* a = tg.parent; a != nullptr && a->pidns == tg.pidns; a = a->parent) {
     if (a->subreaper && !a->zombie) {
       reaper = a;
       break;
@@ -102,6 +115,7 @@ void Kernel::TaskExited(Task& t) {
       if (c->zombie) {
         c->exit_events.Notify();
         groups_.erase(c->tgid);
+        ReleasePid(c->pidns.get(), c->tgid);
       }
       continue;
     }
@@ -121,7 +135,12 @@ void Kernel::TaskExited(Task& t) {
   int value = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
   if (parent == nullptr) {
     if (tg.on_exit) std::exchange(tg.on_exit, nullptr)(status);
-    if (!is_init) groups_.erase(tg.tgid);  // `tg` was notified above, as a zombie
+    if (!is_init) {
+      PidNsRef pidns = tg.pidns;
+      int tgid = tg.tgid;
+      groups_.erase(tgid);  // `tg` was notified above, as a zombie; may destroy it
+      ReleasePid(pidns.get(), tgid);
+    }
     return;
   }
   if (parent->sentry_init) {
@@ -145,6 +164,7 @@ void Kernel::TakeOverLeader(Task& t) {
   auto it = tasks_.find(t.tid_);
   std::shared_ptr<Task> self = std::move(it->second);
   tasks_.erase(it);  // the exec'ing thread's own tid is free from now on
+  ReleasePid(tg.pidns.get(), t.tid_);
   tasks_[pid] = std::move(self);
   t.tid_ = pid;
   tg.leader = &t;
@@ -159,10 +179,11 @@ void Task::ExitRobustList() {
   };
   auto head = CopyIn<Head>(GuestAddr(robust_list_));
   if (!head.ok()) return;
+  int own_tid = LocalPid(tid_);  // the guest stores gettid()'s number, its namespace's
   auto release = [&](uint64_t entry) {
     uint64_t addr = entry + head->futex_offset;
     auto word = CopyIn<uint32_t>(GuestAddr(addr));
-    if (!word.ok() || (*word & FUTEX_TID_MASK) != static_cast<uint32_t>(tid_)) return;
+    if (!word.ok() || (*word & FUTEX_TID_MASK) != static_cast<uint32_t>(own_tid)) return;
     uint32_t nw = (*word & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
     if (!CopyOut(GuestAddr(addr), nw).ok()) return;
     if (*word & FUTEX_WAITERS) {
@@ -219,6 +240,8 @@ void Task::Exit() {
     absl::MutexLock l(&k_.mu());
     ns = std::move(ns_);
   }
+  // A PID namespace's init outlives the rest of its namespace (Linux's zap_pid_ns_processes).
+  if (last) k_.ZapPidNamespace(*this);
   if (last) {
     // exit_sem, and exit_mm before the parent hears of the exit: its shared memory
     // attachments are gone by then (shm_nattch, shm_lpid).

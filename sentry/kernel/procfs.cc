@@ -31,7 +31,8 @@ constexpr uint32_t kProcSuperMagic = 0x9fa0;  // statfs f_type of /proc
 
 class ProcFs {
  public:
-  ProcFs(Kernel& k) : k_(k), sb_(std::make_shared<vfs::MemSuper>(kProcSuperMagic)) {}
+  ProcFs(Kernel& k, PidNsRef ns)
+      : k_(k), ns_(std::move(ns)), sb_(std::make_shared<vfs::MemSuper>(kProcSuperMagic)) {}
 
   InodeRef Build();
 
@@ -67,9 +68,30 @@ class ProcFs {
   std::string Status(Proc& p);
   Result<void> SetOomScoreAdj(int tgid, int tid, std::string v);
 
+  // A global pid as this proc's PID namespace numbers it (0: not there), and back.
+  // Preconditions: Kernel::mu_ held.
+  int Nr(int global) const { return PidIn(ns_.get(), global); }
+  int Global(int nr) const { return PidFrom(ns_.get(), nr); }
+  // NSpid and its kin: the numbers from this proc's namespace down to `tg`'s own.
+  std::string NsNumbers(const ThreadGroup& tg, int global) const;
+
   Kernel& k_;
+  const PidNsRef ns_;  // whose processes it shows (null: the sandbox's)
   vfs::MemSuperRef sb_;
 };
+
+std::string ProcFs::NsNumbers(const ThreadGroup& tg, int global) const {
+  std::vector<const PidNamespace*> chain;  // tg's namespace up to (not past) this proc's
+  for (const PidNamespace* p = tg.pidns.get(); p != nullptr; p = p->parent().get()) {
+    chain.push_back(p);
+    if (p == ns_.get() || (ns_ == nullptr && p->level() == 0)) break;
+  }
+  std::string out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    out += absl::StrFormat("%s%d", out.empty() ? "" : "\t", PidIn(*it, global));
+  }
+  return out;
+}
 
 // A magic link: readlink shows the path, following it opens the very file.
 class MagicLinkInode final : public vfs::MemInode {
@@ -114,7 +136,7 @@ std::string ProcFs::StatLine(Proc& p) {
                : tg.stopped                       ? 'T'
                                                   : (p.task == Task::Current() ? 'R' : 'S');
   std::string comm = p.task ? p.task->comm() : "";
-  int ppid = tg.parent ? tg.parent->tgid : 0;
+  int ppid = tg.parent ? Nr(tg.parent->tgid) : 0;
   size_t threads = std::max<size_t>(tg.tasks.size(), 1);
   mm::MemoryManager::Usage u;
   if (tg.mm) u = tg.mm->MemoryUsage();
@@ -138,11 +160,11 @@ std::string ProcFs::StatLine(Proc& p) {
   return absl::StrFormat(
       "%d (%s) %c %d %d %d %u %d 4194304 0 0 0 0 %d %d %d %d %d %d %d 0 %d %d %d %u "
       "0 0 0 0 0 0 0 0 0 0 0 0 %d %d %d %d 0 0 0 0 0 0 0 0 0 0 0\n",
-      p.task ? p.task->tid() : tg.tgid, comm, state, ppid, tg.pgid, tg.sid, tty.first,
-      tty.second, ticks(cpu.user_ns),
-      ticks(cpu.sys_ns), ticks(tg.cpu_children.user_ns), ticks(tg.cpu_children.sys_ns),
-      sched.ProcPriority(), sched.nice, threads, start, vsize, u.resident, rsslim, tg.exit_signal,
-      cpu_id, sched.rt() ? sched.rt_priority : 0, sched.policy);
+      Nr(p.task ? p.task->tid() : tg.tgid), comm, state, ppid, Nr(tg.pgid), Nr(tg.sid), tty.first,
+      tty.second > 0 ? Nr(tty.second) : tty.second, ticks(cpu.user_ns), ticks(cpu.sys_ns),
+      ticks(tg.cpu_children.user_ns), ticks(tg.cpu_children.sys_ns), sched.ProcPriority(),
+      sched.nice, threads, start, vsize, u.resident, rsslim, tg.exit_signal, cpu_id,
+      sched.rt() ? sched.rt_priority : 0, sched.policy);
 }
 
 std::string ProcFs::Status(Proc& p) {
@@ -179,10 +201,12 @@ std::string ProcFs::Status(Proc& p) {
   std::string out = absl::StrFormat(
       "Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\n"
       "TracerPid:\t%d\nUid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\nFDSize:\t64\nGroups:\t%s \n"
-      "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\nKthread:\t0\n",
-      p.task ? p.task->comm() : "", umask, state, tg.tgid, tid, tg.parent ? tg.parent->tgid : 0,
-      p.task ? PtraceTracerPid(*p.task) : 0, uid(c.ruid), uid(c.euid), uid(c.suid), uid(c.fsuid),
-      gid(c.rgid), gid(c.egid), gid(c.sgid), gid(c.fsgid), groups, tg.tgid, tid, tg.pgid, tg.sid);
+      "NStgid:\t%s\nNSpid:\t%s\nNSpgid:\t%s\nNSsid:\t%s\nKthread:\t0\n",
+      p.task ? p.task->comm() : "", umask, state, Nr(tg.tgid), Nr(tid),
+      tg.parent ? Nr(tg.parent->tgid) : 0, p.task ? Nr(PtraceTracerPid(*p.task)) : 0, uid(c.ruid),
+      uid(c.euid), uid(c.suid), uid(c.fsuid), gid(c.rgid), gid(c.egid), gid(c.sgid), gid(c.fsgid),
+      groups, NsNumbers(tg, tg.tgid), NsNumbers(tg, tid), NsNumbers(tg, tg.pgid),
+      NsNumbers(tg, tg.sid));
   auto kb = [](uint64_t pages) { return absl::StrFormat("%8d kB", pages * 4); };
   if (tg.mm) {
     out += absl::StrFormat(
@@ -303,8 +327,16 @@ InodeRef ProcFs::NamespaceDir(int tgid) {
       {"time", CLONE_NEWTIME},     {"time_for_children", CLONE_NEWTIME},
       {"user", CLONE_NEWUSER},     {"uts", CLONE_NEWUTS}};
   for (const auto& [name, type] : kKinds) {
-    dir->Add(name, MagicLink(tgid, [type = type](Proc& p) -> vfs::FileRef {
+    bool own_pid = std::string_view(name) == "pid";  // the process's own, not its children's
+    dir->Add(name, MagicLink(tgid, [type = type, own_pid](Proc& p) -> vfs::FileRef {
+               if (own_pid && p.tg->pidns) return PidNamespaceFile(p.tg->pidns);
                if (!p.task || !p.task->ns_) return nullptr;
+               // pid_for_children of a namespace still without its init: nothing, as Linux.
+               const PidNamespace& children = *p.task->ns_->pid;
+               if (type == CLONE_NEWPID && children.level() > 0 && children.init == nullptr &&
+                   !children.dead) {
+                 return nullptr;
+               }
                return NamespaceFile(*p.task->ns_, type, p.tg->creds.user_ns);
              }));
   }
@@ -584,14 +616,20 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
       auto it = k_.groups().find(tgid);
       if (it != k_.groups().end()) {
         for (Task* t : it->second->tasks) {
-          out.push_back({std::to_string(t->tid()), static_cast<uint64_t>(t->tid()), DT_DIR});
+          int nr = Nr(t->tid());
+          out.push_back({std::to_string(nr), static_cast<uint64_t>(nr), DT_DIR});
         }
       }
       return out;
     };
     d.lookup = [this, tgid](const std::string& name) -> Result<InodeRef> {
-      int tid = atoi(name.c_str());
-      if (std::to_string(tid) != name) return Errno(ENOENT);
+      int nr = atoi(name.c_str());
+      if (std::to_string(nr) != name || nr <= 0) return Errno(ENOENT);
+      int tid;
+      {
+        absl::MutexLock l(&k_.mu());
+        tid = Global(nr);
+      }
       SENTRY_TRY(Find(tgid, tid));
       return ProcessDir(tgid, tid, false);
     };
@@ -603,15 +641,22 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
 
 InodeRef ProcFs::Build() {
   auto root = Dir();
-  root->Add("self", Link([]() -> Result<std::string> {
+  // A reader outside this proc's namespace has no number in it: no self, as Linux.
+  root->Add("self", Link([this]() -> Result<std::string> {
               Task* t = Task::Current();
               if (!t) return Errno(ENOENT);
-              return std::to_string(t->tg().tgid);
+              absl::MutexLock l(&k_.mu());
+              int nr = Nr(t->tg().tgid);
+              if (nr == 0) return Errno(ENOENT);
+              return std::to_string(nr);
             }));
-  root->Add("thread-self", Link([]() -> Result<std::string> {
+  root->Add("thread-self", Link([this]() -> Result<std::string> {
               Task* t = Task::Current();
               if (!t) return Errno(ENOENT);
-              return absl::StrFormat("%d/task/%d", t->tg().tgid, t->tid());
+              absl::MutexLock l(&k_.mu());
+              int nr = Nr(t->tg().tgid);
+              if (nr == 0) return Errno(ENOENT);
+              return absl::StrFormat("%d/task/%d", nr, Nr(t->tid()));
             }));
   root->Add("mounts", Link([]() -> Result<std::string> { return std::string("self/mounts"); }));
   AddProcSystemFiles(k_, sb_, *root);
@@ -621,17 +666,20 @@ InodeRef ProcFs::Build() {
     std::vector<vfs::DirEntry> out;
     absl::MutexLock l(&k_.mu());
     for (auto& [tgid, tg] : k_.groups()) {
-      out.push_back({std::to_string(tgid), static_cast<uint64_t>(tgid), DT_DIR});
+      int nr = Nr(tgid);
+      if (nr == 0) continue;  // not in this proc's namespace
+      out.push_back({std::to_string(nr), static_cast<uint64_t>(nr), DT_DIR});
     }
     return out;
   };
   d.lookup = [this](const std::string& name) -> Result<InodeRef> {
-    int tgid = atoi(name.c_str());
-    if (std::to_string(tgid) != name) return Errno(ENOENT);
+    int nr = atoi(name.c_str());
+    if (std::to_string(nr) != name || nr <= 0) return Errno(ENOENT);
     // A thread id also names its thread (hidden from the listing), as Linux does.
-    int owner = tgid;
+    int tgid, owner;
     {
       absl::MutexLock l(&k_.mu());
+      tgid = owner = Global(nr);
       Task* t = k_.TaskByTid(tgid);
       if (t) owner = t->tg().tgid;
     }
@@ -646,8 +694,9 @@ InodeRef ProcFs::Build() {
 
 std::string OsRelease() { return "6.1.0-sentry"; }
 
-vfs::InodeRef NewProcfs(Kernel& k) {
-  auto fs = std::make_shared<ProcFs>(k);
+vfs::InodeRef NewProcfs(Kernel& k, PidNsRef ns) {
+  if (ns != nullptr && ns->level() == 0) ns = nullptr;
+  auto fs = std::make_shared<ProcFs>(k, std::move(ns));
   vfs::InodeRef root = fs->Build();
   // The closures inside capture the builder by pointer: keep it alive with the root.
   static std::vector<std::shared_ptr<ProcFs>> keep;

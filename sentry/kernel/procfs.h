@@ -8,7 +8,9 @@
 
 namespace sentry::kernel {
 
-vfs::InodeRef NewProcfs(Kernel& k);
+// A proc file system that shows the processes of PID namespace `ns` (null: the sandbox's)
+// with their numbers there, as a proc mounted by a process of that namespace.
+vfs::InodeRef NewProcfs(Kernel& k, PidNsRef ns = nullptr);
 
 // The kernel release the sandbox reports (uname, /proc/sys/kernel/osrelease).
 std::string OsRelease();

@@ -174,7 +174,16 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   kernel->Add("version", Text("#1 SMP sentry\n"));
   kernel->Add("ngroups_max", Text("65536\n"));
   // Linux's default: 1024 per possible CPU, at least 32768 (ps sizes its PID column by it).
-  kernel->Add("pid_max", Text(absl::StrFormat("%d\n", std::max(32768, 1024 * Cpus().nr_cpu_ids))));
+  // Since Linux 6.14 it is per PID namespace, and a nested one reads PID_MAX_LIMIT.
+  kernel->Add("pid_max", File([&k = k_]() -> Result<std::string> {
+                int max = std::max(32768, 1024 * Cpus().nr_cpu_ids);
+                Task* t = Task::Current();
+                if (t != nullptr) {
+                  absl::MutexLock l(&k.mu());
+                  if (t->tg().pidns != nullptr && t->tg().pidns->level() > 0) max = 4194304;
+                }
+                return absl::StrFormat("%d\n", max);
+              }));
   kernel->Add("threads-max", Text("32768\n"));
   kernel->Add("cap_last_cap", Text("40\n"));
   kernel->Add("overflowuid", Text("65534\n"));

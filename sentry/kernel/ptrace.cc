@@ -281,7 +281,8 @@ void PtraceOnClone(Task& parent, Task& child, uint64_t flags) {
     child.pending_.Enqueue(info);
   }
   ps.pending_event = event;
-  ps.pending_event_msg = static_cast<uint64_t>(child.tid());
+  // The new task's number in the tracer's PID namespace, as Linux's ptrace_event_pid.
+  ps.pending_event_msg = static_cast<uint64_t>(ps.tracer->ToLocalPid(child.tid()));
 }
 
 void PtraceExitEvent(Task& t) {
@@ -379,7 +380,7 @@ Result<void> PtraceAttach(Task& t, int tid, bool seize, uint32_t options) {
   Kernel& k = t.kernel();
   absl::MutexLock l(&k.mu());
   if (seize && (options & ~uint32_t{PTRACE_O_MASK})) return Errno(EIO);
-  Task* target = k.TaskByTid(tid);
+  Task* target = k.TaskByTid(t.ToGlobalPid(tid));
   if (target == nullptr || target->tg().zombie) return Errno(ESRCH);
   ThreadGroup& tg = target->tg();
   // The sandbox's init is unkillable from inside (signals.cc); it cannot be stopped either.
@@ -403,7 +404,7 @@ Result<void> PtraceAttach(Task& t, int tid, bool seize, uint32_t options) {
 }
 
 Result<Task*> PtraceTracee(Task& t, int tid, bool stopped) {
-  Task* e = t.kernel().TaskByTid(tid);
+  Task* e = t.kernel().TaskByTid(t.ToGlobalPid(tid));
   if (e == nullptr || e->ptrace_.tracer != &t) return Errno(ESRCH);
   if (stopped && (!e->ptrace_.in_stop || e->ptrace_.resume != PtraceResume::kNone)) {
     return Errno(ESRCH);

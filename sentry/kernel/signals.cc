@@ -106,8 +106,15 @@ static bool PrepareSignal(Kernel& k, ThreadGroup& tg, const abi::SigInfo& info, 
   // SIGKILL/SIGSTOP always. Faults do not come through here, so they still kill it. As
   // Linux forces the kernel's own SIGKILL and SIGSTOP (SEND_SIG_PRIV: RLIMIT_CPU's hard
   // limit), those reach it.
-  bool forced = info.code == abi::kSI_KERNEL && (sig == SIGKILL || sig == SIGSTOP);
-  if (tg.tgid == 1 && !forced &&
+  // A nested PID namespace's init has the same protection, except that SIGKILL and SIGSTOP
+  // from an ancestor namespace (a sender that has no number in the init's) reach it.
+  bool is_ns_init = tg.tgid == 1 || (tg.pidns != nullptr && tg.pidns->init == &tg);
+  Task* sender = Task::Current();
+  bool from_ancestor =
+      sender != nullptr && tg.pidns != nullptr && !tg.pidns->Contains(sender->tg().pidns.get());
+  bool forced =
+      (info.code == abi::kSI_KERNEL || from_ancestor) && (sig == SIGKILL || sig == SIGSTOP);
+  if (is_ns_init && !forced &&
       (sig == SIGKILL || sig == SIGSTOP ||
        (!blocked && tg.handlers->actions[sig - 1].handler == abi::kSigDfl))) {
     return false;
@@ -133,7 +140,26 @@ static bool PrepareSignal(Kernel& k, ThreadGroup& tg, const abi::SigInfo& info, 
   return blocked || !Ignored(tg, sig) || PtraceAnyTraced(tg);
 }
 
-bool Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
+// `info` as the receiving process's PID namespace shows it (Linux's send_signal_locked): the
+// pid a kill, tgkill or SIGCHLD names is the kernel's global one, and becomes its number
+// there, or 0; a sender-made siginfo (rt_sigqueueinfo) keeps its pid unless the sender has
+// no number there. Preconditions: Kernel::mu_ held.
+static abi::SigInfo ForReceiver(const ThreadGroup& tg, const abi::SigInfo& info) {
+  if (tg.pidns == nullptr || tg.pidns->level() == 0) return info;
+  abi::SigInfo out = info;
+  bool kernel_made = info.code == abi::kSI_USER || info.code == abi::kSI_TKILL ||
+                     (info.signo == SIGCHLD && info.code > 0 && info.code < abi::kSI_KERNEL);
+  if (kernel_made) {
+    out.f.kill.pid = tg.pidns->Local(info.f.kill.pid);
+  } else if (info.code < 0) {
+    Task* sender = Task::Current();
+    if (sender != nullptr && !tg.pidns->Contains(sender->tg().pidns.get())) out.f.kill.pid = 0;
+  }
+  return out;
+}
+
+bool Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& in) {
+  abi::SigInfo info = ForReceiver(tg, in);
   // As Linux's sig_ignored() for kill(2): the mask of the task the pid names (the leader, or
   // the first thread left once it has exited) decides whether an ignored signal is kept.
   Task* named = tg.leader != nullptr && std::find(tg.tasks.begin(), tg.tasks.end(), tg.leader) !=
@@ -149,7 +175,8 @@ bool Kernel::SendGroupSignal(ThreadGroup& tg, const abi::SigInfo& info) {
   return true;
 }
 
-bool Kernel::SendTaskSignal(Task& t, const abi::SigInfo& info) {
+bool Kernel::SendTaskSignal(Task& t, const abi::SigInfo& in) {
+  abi::SigInfo info = ForReceiver(*t.tg_, in);
   bool blocked = t.mask_ & SigBit(info.signo);
   bool really_blocked = (t.mask_ | t.real_blocked_) & SigBit(info.signo);
   if (!PrepareSignal(*this, *t.tg_, info, really_blocked)) return false;

@@ -202,7 +202,9 @@ Result<void> Task::Launch(std::shared_ptr<Task> self, int attach_handle,
     // The new stub's FP state is the host's default; the guest's is its parent's.
     if (!t->start_fp_.empty()) (void)t->ctx_->SetFpState(t->start_fp_);
     t->start_fp_.clear();
-    if (t->child_settid_) (void)t->CopyOut<int32_t>(GuestAddr(t->child_settid_), t->tid_);
+    if (t->child_settid_) {
+      (void)t->CopyOut<int32_t>(GuestAddr(t->child_settid_), t->LocalPid(t->tid_));
+    }
     // From here the kernel's table keeps the task alive (Run takes its own reference).
     self.reset();
     t->Run();
@@ -326,6 +328,18 @@ vfs::Context Task::VfsContext() {
   // (sys_mount.cc), not by these bits.
   c.creds.caps = tg_->creds.user_ns ? 0 : tg_->creds.cap_effective;
   return c;
+}
+
+int Task::LocalPid(int global) {
+  if (tg_->pidns == nullptr || tg_->pidns->level() == 0) return global;
+  absl::MutexLock l(&k_.mu());
+  return ToLocalPid(global);
+}
+
+int Task::GlobalPid(int local) {
+  if (tg_->pidns == nullptr || tg_->pidns->level() == 0) return local;
+  absl::MutexLock l(&k_.mu());
+  return ToGlobalPid(local);
 }
 
 }  // namespace sentry::kernel

@@ -45,6 +45,7 @@ Result<TimerClock> ResolveCpuClock(Task& t, int clock, bool for_timer) {
     return thread ? TimerClock{TimerClock::kThreadCpu, 0, t.tid(), user_only}
                   : TimerClock{TimerClock::kProcessCpu, 0, t.tg().tgid, user_only};
   }
+  pid = t.ToGlobalPid(pid);  // the clock names the caller's number; the timer keeps the global
   Task* p = k.TaskByTid(pid);
   if (p == nullptr) return Errno(EINVAL);
   if (thread) {

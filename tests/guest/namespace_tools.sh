@@ -17,6 +17,8 @@
 #    writable.
 # 5. `bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp -- sh -c 'echo ok; ...'` if
 #    bubblewrap is installed (tools/setup.sh installs it).
+# 9. PID namespaces: `unshare -pf --mount-proc ps -o pid,comm`, `unshare -rpf --mount-proc
+#    sh -c 'echo $$'`, the parent outside out of reach, `bwrap --unshare-pid`.
 # Natively this needs root (CAP_SYS_ADMIN); skipped (77) otherwise.
 set -u
 if [ $# -ne 2 ]; then
@@ -88,6 +90,15 @@ if command -v bwrap >/dev/null 2>&1; then
   same bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp -- sh -c 'echo ok; ls /tmp | wc -l; test -c /dev/null && echo dev'
 else
   echo "note: bwrap is not installed; its case was not run"
+fi
+# PID namespaces: the command is PID 1 of its own namespace and a proc mounted there shows
+# only it; as a non-root user inside a user namespace too; bwrap's init is PID 1 and the
+# command PID 2.
+same unshare -pf --mount-proc ps -o pid,comm
+same unshare -rpf --mount-proc sh -c 'echo $$'
+same unshare -pf sh -c 'echo $$ $PPID; sh -c "echo \$\$ \$PPID"'
+if command -v bwrap >/dev/null 2>&1; then
+  same bwrap --unshare-pid --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp -- sh -c 'echo $$; exec readlink /proc/self'
 fi
 # Sandbox only (natively the root is writable): no remount, bind or move inside the guest
 # makes the read-only root that sentry-run locked writable, and nothing reaches the host.
