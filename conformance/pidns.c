@@ -56,6 +56,17 @@ static pid_t raw_clone(unsigned long flags) {
   return (pid_t)syscall(SYS_clone, flags, 0, 0, 0, 0);
 }
 
+// Runs `init` as PID 1 of a new PID namespace; checks that it returned (exit status 0).
+static void as_new_init(void (*init)(void)) {
+  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    init();
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+}
+
 static ino_t ns_ino(const char *which) {
   struct stat st;
   CHECK_EQ(stat(which, &st), 0);
@@ -173,13 +184,7 @@ static void init_waits(void) {
 }
 
 static void waits_case(void) {
-  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    init_waits();
-    _exit(0);
-  }
-  CHECK_EXIT(pid, 0);
+  as_new_init(init_waits);
 }
 
 // The init of a namespace drops signals from inside that it has no handler for (SIGKILL
@@ -267,13 +272,7 @@ static void init_orphans(void) {
 }
 
 static void orphans_case(void) {
-  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    init_orphans();
-    _exit(0);
-  }
-  CHECK_EXIT(pid, 0);
+  as_new_init(init_orphans);
 }
 
 // A proc mounted inside shows the namespace only, with its numbers; /proc/self resolves.
@@ -322,13 +321,7 @@ static void init_proc(void) {
 
 static void proc_case(void) {
   CHECK_EQ(unshare(CLONE_NEWNS), 0);
-  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    init_proc();
-    _exit(0);
-  }
-  CHECK_EXIT(pid, 0);
+  as_new_init(init_proc);
 }
 
 // NSpid, NStgid, NSpgid and NSsid in the outer proc: the outer numbers, then the inner ones.
@@ -450,13 +443,7 @@ static void init_ptrace(void) {
 }
 
 static void ptrace_case(void) {
-  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    init_ptrace();
-    _exit(0);
-  }
-  CHECK_EXIT(pid, 0);
+  as_new_init(init_ptrace);
 }
 
 // A user namespace makes the rest possible without privilege (Chrome's sandbox does this

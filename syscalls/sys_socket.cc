@@ -240,9 +240,21 @@ const std::vector<netstack::HostInterface>& ContainerInterfaces(const netstack::
   return stack.mode() == netstack::NetMode::kHost ? netstack::HostInterfaces() : kNone;
 }
 
-// SIOCGIF* for one of them, into `r`; the first IPv4 address is the one reported.
-Result<void> ContainerInterfaceIoctl(const netstack::HostInterface& h, uint64_t cmd,
-                                     struct ifreq& r) {
+// The loopback interface of `stack`, described as the container's are.
+netstack::HostInterface Loopback(const netstack::Stack& stack) {
+  netstack::HostInterface lo;
+  lo.index = kLoIndex;
+  lo.name = "lo";
+  lo.flags = stack.loopback_up() ? kLoUpFlags : static_cast<short>(IFF_LOOPBACK);
+  lo.mtu = 65536;
+  lo.v4.push_back({htonl(INADDR_LOOPBACK), 8, 0});
+  return lo;
+}
+
+// SIOCGIF* for interface `h` (of hardware type `hw_type`: ARPHRD_*) into `r`; the first IPv4
+// address is the one reported.
+Result<void> InterfaceIoctl(const netstack::HostInterface& h, unsigned short hw_type,
+                            uint64_t cmd, struct ifreq& r) {
   netstack::HostInterface::V4 v4 = h.v4.empty() ? netstack::HostInterface::V4{} : h.v4[0];
   switch (cmd) {
     case SIOCGIFNAME:
@@ -277,7 +289,7 @@ Result<void> ContainerInterfaceIoctl(const netstack::HostInterface& h, uint64_t 
       break;
     case SIOCGIFHWADDR:
       std::memset(&r.ifr_hwaddr, 0, sizeof(r.ifr_hwaddr));
-      r.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+      r.ifr_hwaddr.sa_family = hw_type;
       std::memcpy(r.ifr_hwaddr.sa_data, h.mac.data(), h.mac.size());
       break;
   }
@@ -338,50 +350,23 @@ Result<uint64_t> SocketIoctl(Task& t, vfs::FileDescription& f, uint64_t cmd, uin
     case SIOCGIFTXQLEN:
     case SIOCGIFMETRIC: {
       struct ifreq r = SENTRY_TRY(t.CopyIn<struct ifreq>(a));
+      auto named = [&](const netstack::HostInterface& h) {
+        return cmd == SIOCGIFNAME ? r.ifr_ifindex == h.index
+                                  : strncmp(r.ifr_name, h.name.c_str(), IFNAMSIZ) == 0;
+      };
+      const netstack::HostInterface* found = nullptr;
       for (const auto& h : ContainerInterfaces(stack)) {
-        bool named = cmd == SIOCGIFNAME ? r.ifr_ifindex == h.index
-                                        : strncmp(r.ifr_name, h.name.c_str(), IFNAMSIZ) == 0;
-        if (!named) continue;
-        SENTRY_TRY(ContainerInterfaceIoctl(h, cmd, r));
-        SENTRY_TRY(t.CopyOut(a, r));
-        return 0;
+        if (named(h)) {
+          found = &h;
+          break;
+        }
       }
-      if (cmd == SIOCGIFNAME) {
-        if (r.ifr_ifindex != kLoIndex) return Errno(ENODEV);
-        std::memset(r.ifr_name, 0, sizeof(r.ifr_name));
-        std::strcpy(r.ifr_name, "lo");
-      } else if (strncmp(r.ifr_name, "lo", IFNAMSIZ) != 0) {
-        return Errno(ENODEV);
-      }
-      switch (cmd) {
-        case SIOCGIFINDEX:
-          r.ifr_ifindex = kLoIndex;
-          break;
-        case SIOCGIFFLAGS:
-          r.ifr_flags = stack.loopback_up() ? kLoUpFlags : static_cast<short>(IFF_LOOPBACK);
-          break;
-        case SIOCGIFADDR:
-          PutIn4(&r.ifr_addr, INADDR_LOOPBACK);
-          break;
-        case SIOCGIFNETMASK:
-          PutIn4(&r.ifr_netmask, 0xff000000u);
-          break;
-        case SIOCGIFBRDADDR:
-          PutIn4(&r.ifr_broadaddr, 0);
-          break;
-        case SIOCGIFMTU:
-          r.ifr_mtu = 65536;
-          break;
-        case SIOCGIFTXQLEN:
-          r.ifr_qlen = 1000;
-          break;
-        case SIOCGIFMETRIC:
-          r.ifr_metric = 0;
-          break;
-        case SIOCGIFHWADDR:
-          std::memset(&r.ifr_hwaddr, 0, sizeof(r.ifr_hwaddr));
-          r.ifr_hwaddr.sa_family = ARPHRD_LOOPBACK;
-          break;
+      netstack::HostInterface lo = Loopback(stack);
+      if (found == nullptr && !named(lo)) return Errno(ENODEV);
+      if (found != nullptr) {
+        SENTRY_TRY(InterfaceIoctl(*found, ARPHRD_ETHER, cmd, r));
+      } else {
+        SENTRY_TRY(InterfaceIoctl(lo, ARPHRD_LOOPBACK, cmd, r));
       }
       SENTRY_TRY(t.CopyOut(a, r));
       return 0;
