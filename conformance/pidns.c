@@ -67,6 +67,24 @@ static void as_new_init(void (*init)(void)) {
   CHECK_EXIT(pid, 0);
 }
 
+// Starts a child (raw_clone(`flags` | SIGCHLD)) that only waits until `*release`, the write
+// end of its pipe, is closed, then exits 0: a process to look at while it lives.
+static pid_t start_parked(unsigned long flags, int *release) {
+  int p[2];
+  CHECK_EQ(pipe(p), 0);
+  pid_t pid = raw_clone(flags | SIGCHLD);
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    close(p[1]);
+    char x;
+    (void)!read(p[0], &x, 1);
+    _exit(0);
+  }
+  close(p[0]);
+  *release = p[1];
+  return pid;
+}
+
 static ino_t ns_ino(const char *which) {
   struct stat st;
   CHECK_EQ(stat(which, &st), 0);
@@ -279,17 +297,8 @@ static void orphans_case(void) {
 static void init_proc(void) {
   CHECK_EQ(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
   CHECK_EQ(mount("proc", "/proc", "proc", 0, NULL), 0);
-  int p[2];
-  CHECK_EQ(pipe(p), 0);
-  pid_t c = fork();
-  CHECK(c >= 0);
-  if (c == 0) {
-    close(p[1]);
-    char x;
-    (void)!read(p[0], &x, 1);
-    _exit(0);
-  }
-  close(p[0]);
+  int release;
+  pid_t c = start_parked(0, &release);
   char buf[64];
   ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
   CHECK(n > 0);
@@ -315,7 +324,7 @@ static void init_proc(void) {
   CHECK_EQ(v[0], 2);
   CHECK_EQ(ns_numbers(2, "PPid", v, 40), 1);
   CHECK_EQ(v[0], 1);
-  close(p[1]);
+  close(release);
   CHECK_EXIT(c, 0);
 }
 
@@ -328,17 +337,8 @@ static void proc_case(void) {
 static void nspid_case(void) {
   long outer[40], v[40];
   int levels = ns_numbers(0, "NSpid", outer, 40);
-  int p[2];
-  CHECK_EQ(pipe(p), 0);
-  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    close(p[1]);
-    char x;
-    (void)!read(p[0], &x, 1);
-    _exit(0);
-  }
-  close(p[0]);
+  int release;
+  pid_t pid = start_parked(CLONE_NEWPID, &release);
   CHECK_EQ(ns_numbers(pid, "NSpid", v, 40), levels + 1);
   CHECK_EQ(v[levels - 1], pid);
   CHECK_EQ(v[levels], 1);
@@ -350,7 +350,7 @@ static void nspid_case(void) {
   CHECK_EQ(v[levels], 0);
   CHECK_EQ(ns_numbers(pid, "NSsid", v, 40), levels + 1);
   CHECK_EQ(v[levels], 0);
-  close(p[1]);
+  close(release);
   CHECK_EXIT(pid, 0);
 }
 
@@ -377,17 +377,8 @@ static void nesting_case(void) {
 static void setns_case(void) {
   int outer = open("/proc/self/ns/pid", O_RDONLY);
   CHECK(outer >= 0);
-  int p[2];
-  CHECK_EQ(pipe(p), 0);
-  pid_t init = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(init >= 0);
-  if (init == 0) {
-    close(p[1]);
-    char x;
-    (void)!read(p[0], &x, 1);
-    _exit(0);
-  }
-  close(p[0]);
+  int release;
+  pid_t init = start_parked(CLONE_NEWPID, &release);
   char path[64];
   snprintf(path, sizeof(path), "/proc/%d/ns/pid", init);
   int inner = open(path, O_RDONLY);
@@ -404,7 +395,7 @@ static void setns_case(void) {
   }
   CHECK_EXIT(c, 0);
   CHECK_ERRNO(setns(inner, CLONE_NEWNET), EINVAL);  // the wrong type
-  close(p[1]);
+  close(release);
   CHECK_EXIT(init, 0);
   close(inner);
   close(outer);
