@@ -112,13 +112,13 @@ Result<std::string> Client::Call(uint32_t op, const std::string& request, int* f
 }
 
 Result<std::string> Client::CallLocked(uint32_t op, const std::string& request, int* fd_out,
-                                       bool* died) {
+                                       bool* died, int lend, int lend2) {
   if (dead()) return Errno(EIO);
   FollowCallerLocked();
   Writer w;
   w.U32(op);
   std::string msg = w.Take() + request;
-  if (SendMessage(sock_, msg) != 0) {
+  if (SendMessage(sock_, msg, lend, lend2) != 0) {
     *died = MarkDeadLocked();
     return Errno(EIO);
   }

@@ -38,6 +38,7 @@ using Handle = uint64_t;
 inline constexpr Handle kLocalHandleBit = Handle{1} << 63;
 
 class Server;
+class Mutations;
 struct GoferOptions;
 
 struct Node {
@@ -142,8 +143,6 @@ class Client {
                                     const GoferOptions& options);
   // Whether some attach point is served here.
   bool direct() const { return local_ != nullptr; }
-  // Direct mode: whether serving needs CAP_CHOWN (Server::needs_chown).
-  bool direct_needs_chown() const;
   // Starts a thread that notices the gofer's death without a call to it (its socket hangs
   // up): in direct mode the gofer may get no request for the rest of the sandbox's life, yet
   // its death still means that something went wrong, and every call then fails with EIO as
@@ -162,10 +161,11 @@ class Client {
  private:
   // Sends one request and waits for its reply (with an optional fd). Implemented in client.cc.
   Result<std::string> Call(uint32_t op, const std::string& request, int* fd_out);
-  // Call's body. Sets *died if this call found the gofer gone first.
+  // Call's body, sending `lend` and `lend2` with the request if >= 0. Sets *died if this
+  // call found the gofer gone first.
   // Preconditions: mu_ is held.
-  Result<std::string> CallLocked(uint32_t op, const std::string& request, int* fd_out, bool* died)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Result<std::string> CallLocked(uint32_t op, const std::string& request, int* fd_out, bool* died,
+                                 int lend = -1, int lend2 = -1) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends a request that has no reply (Close).
   void Post(uint32_t op, const std::string& request);
   // Marks the gofer gone. Returns whether it was alive until now.
@@ -179,6 +179,11 @@ class Client {
   // Direct mode (direct.cc): whether the call goes to the local server, and the call itself.
   bool IsLocal(uint32_t op, const std::string& request) const;
   Result<std::string> CallLocal(uint32_t op, const std::string& request, int* fd_out);
+  // Direct mode (lend.cc): the local server's changes to the host file system, made by the
+  // gofer on fds lent for each (kLend). LendCall sends one; returns 0 or an errno.
+  class Lender;
+  Mutations* NewLender();
+  int LendCall(const std::string& request, int fd, int fd2);
   // Marks the gofer gone (if it was alive) and runs on_death_.
   void PeerDied();
 
@@ -194,6 +199,7 @@ class Client {
   std::set<std::string> local_names_;
   absl::Mutex local_mu_;  // the server serves one request at a time, as in the gofer
   std::unique_ptr<Server> local_ ABSL_PT_GUARDED_BY(local_mu_);
+  std::unique_ptr<Mutations> lender_;  // the local server's Mutations
   std::thread watcher_;    // WatchPeer
   int watcher_wake_ = -1;  // eventfd that stops the watcher
 };

@@ -57,10 +57,9 @@ std::vector<std::string> Client::GoDirect(const std::vector<std::string>& names,
   umask(0);
   local_ =
       std::make_unique<Server>(std::move(attaches), ToServerOptions(options), kLocalHandleBit | 1);
+  local_->set_mutations(NewLender());
   return kept;
 }
-
-bool Client::direct_needs_chown() const { return local_ != nullptr && local_->needs_chown(); }
 
 bool Client::IsLocal(uint32_t op, const std::string& request) const {
   Reader r(request);
@@ -80,6 +79,19 @@ Result<std::string> Client::CallLocal(uint32_t op, const std::string& request, i
   }
   // The fd is this process's own already: no copy to close, unlike a donated one.
   return DecodeReply(reply.data().data(), reply.size(), fd, fd_out);
+}
+
+int Client::LendCall(const std::string& request, int fd, int fd2) {
+  if (dead()) return EIO;
+  bool died = false;
+  Result<std::string> r = Errno(EIO);
+  {
+    absl::MutexLock lock(&mu_);
+    r = CallLocked(Code(Op::kLend), request, nullptr, &died, fd, fd2);
+  }
+  if (died && on_death_) on_death_();
+  if (!r.ok()) return r.error().code();
+  return r->empty() ? 0 : EIO;
 }
 
 void Client::PeerDied() {

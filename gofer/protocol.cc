@@ -1,4 +1,5 @@
-// Message transport of the gofer protocol: sendmsg/recvmsg with at most one SCM_RIGHTS fd.
+// Message transport of the gofer protocol: sendmsg/recvmsg with at most two SCM_RIGHTS fds
+// (one from the gofer; two when the Sentry lends a rename's or a link's directories).
 #include "gofer/protocol.h"
 
 #include <sys/socket.h>
@@ -9,9 +10,9 @@
 namespace sentry::gofer {
 namespace {
 
-// Control buffer for exactly one fd, aligned as cmsghdr requires.
+// Control buffer for up to two fds, aligned as cmsghdr requires.
 union FdControl {
-  char buf[CMSG_SPACE(sizeof(int))];
+  char buf[CMSG_SPACE(2 * sizeof(int))];
   struct cmsghdr align;
 };
 
@@ -27,20 +28,22 @@ void Reader::Copy(void* dst, size_t n) {
   p_ += n;
 }
 
-int SendMessage(int sock, std::string_view msg, int fd) {
+int SendMessage(int sock, std::string_view msg, int fd, int fd2) {
   struct iovec iov = {const_cast<char*>(msg.data()), msg.size()};
   struct msghdr mh = {};
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
   FdControl control = {};
-  if (fd >= 0) {
+  int fds[2] = {fd, fd2};
+  size_t n = fd < 0 ? 0 : fd2 < 0 ? 1 : 2;
+  if (n > 0) {
     mh.msg_control = control.buf;
-    mh.msg_controllen = sizeof(control.buf);
+    mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
     struct cmsghdr* cm = CMSG_FIRSTHDR(&mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+    memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
   }
   for (;;) {
     ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
@@ -49,8 +52,9 @@ int SendMessage(int sock, std::string_view msg, int fd) {
   }
 }
 
-int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd) {
+int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd, int* fd2) {
   *fd = -1;
+  int second = -1;
   struct iovec iov = {buf, cap};
   struct msghdr mh = {};
   mh.msg_iov = &iov;
@@ -65,10 +69,20 @@ int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd) {
   if (n < 0) return errno;
   if (n == 0) return ECONNRESET;  // SOCK_SEQPACKET: 0 bytes is EOF (we never send empty)
   for (struct cmsghdr* cm = CMSG_FIRSTHDR(&mh); cm != nullptr; cm = CMSG_NXTHDR(&mh, cm)) {
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-        cm->cmsg_len == CMSG_LEN(sizeof(int))) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+    if (cm->cmsg_len == CMSG_LEN(sizeof(int))) {
       memcpy(fd, CMSG_DATA(cm), sizeof(int));
+    } else if (cm->cmsg_len == CMSG_LEN(2 * sizeof(int))) {
+      int two[2];
+      memcpy(two, CMSG_DATA(cm), sizeof(two));
+      *fd = two[0];
+      second = two[1];
     }
+  }
+  if (fd2 != nullptr) {
+    *fd2 = second;
+  } else if (second >= 0) {
+    close(second);
   }
   if ((mh.msg_flags & MSG_CTRUNC) && !(mh.msg_flags & MSG_TRUNC) && *fd < 0) {
     *fd = kFdLost;
@@ -78,6 +92,8 @@ int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd) {
   if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
     if (*fd >= 0) close(*fd);
     *fd = -1;
+    if (fd2 != nullptr && *fd2 >= 0) close(*fd2);
+    if (fd2 != nullptr) *fd2 = -1;
     return EMSGSIZE;
   }
   *len = static_cast<size_t>(n);

@@ -37,6 +37,7 @@
 //                                                       read-only, when the host allows it)
 //   kDonateRoot  str name                            -> u8 read_only, u8 submounts (0 auto,
 //                                                       1 none), (fd: the attach root)
+//   kLend        u32 call, its arguments (lend.cc)    -> ()   (fds: one or two, lent)
 //
 // kReadDir is paged: the client repeats it with next_offset until eof; offsets are the host
 // directory's own d_off cookies.
@@ -77,6 +78,25 @@ enum class Op : uint32_t {
   // Direct file access (client.h, Client::GoDirect): the Sentry takes an attach root's
   // directory fd and serves that attach point itself from then on.
   kDonateRoot,
+  // Direct file access: one change of the host file system (server_internal.h: Mutations)
+  // on the directory or file fds the Sentry lends with the request.
+  kLend,
+};
+
+// The calls of kLend (gofer/lend.cc), and the fds each lends.
+enum class LendOp : uint32_t {
+  kMkdir = 1,   // dir; str name, u32 mode
+  kMknod,       // dir; str name, u32 mode
+  kSymlink,     // dir; str target, str name
+  kLink,        // old dir, new dir; str old name, str new name
+  kUnlink,      // dir; str name, i32 flags
+  kRename,      // old dir, new dir; str old name, str new name, u32 flags
+  kChown,       // dir; str name, u32 uid, u32 gid, i32 flags
+  kChmod,       // dir; str name, u32 mode, i32 flags
+  kClearBits,   // file; u32 mode
+  kUtimes,      // dir; str name, timespec atime, timespec mtime, i32 flags
+  kSetXattr,    // file or dir; str name, str value, i32 flags
+  kRemoveXattr  // file or dir; str name
 };
 
 // Upper bound of one message either way: a 64 KiB xattr value plus its name and header.
@@ -162,18 +182,19 @@ class Reader {
   bool ok_ = true;
 };
 
-// Sends one message, with `fd` attached if >= 0 (the caller keeps its copy). Retries EINTR,
-// never raises SIGPIPE. Returns 0 or an errno.
-int SendMessage(int sock, std::string_view msg, int fd = -1);
+// Sends one message, with `fd` (and then `fd2`) attached if >= 0 (the caller keeps its
+// copies). Retries EINTR, never raises SIGPIPE. Returns 0 or an errno.
+int SendMessage(int sock, std::string_view msg, int fd = -1, int fd2 = -1);
 
 // Receives one message of at most `cap` bytes into `buf`. On success returns 0, sets `*len`
 // and, if the message carried an fd, `*fd` (close-on-exec; otherwise -1). Returns ECONNRESET
 // on EOF, EMSGSIZE if the message or its control data was truncated (any fd received is
 // closed), or the socket's errno. An fd the host could not install because the receiver is
 // out of fds (MSG_CTRUNC with no fd received, the message whole) is not a protocol failure:
-// the message is returned with `*fd` == kFdLost.
+// the message is returned with `*fd` == kFdLost. A second fd goes to `*fd2` if given (-1 if
+// none came), else it is closed.
 inline constexpr int kFdLost = -2;
-int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd);
+int RecvMessage(int sock, char* buf, size_t cap, size_t* len, int* fd, int* fd2 = nullptr);
 
 // The client's check of a reply (errno first, then the op's results), from the gofer or
 // from the server in direct mode: returns the results, or the errno (EIO if malformed).

@@ -22,9 +22,10 @@ Server::Server(std::vector<AttachPoint> attaches, ServerOptions opts, Handle fir
   chown_to_owner_ = opts_.owner && (opts_.owner->uid != geteuid() || opts_.owner->gid != getegid());
 }
 
-bool Server::HandleRequest(Reader& in, Writer& reply, int* reply_fd) {
+bool Server::HandleRequest(Reader& in, Writer& reply, int* reply_fd, const int* lent) {
   *reply_fd = -1;
   reply_fd_ = -1;
+  lent_ = lent;
   auto op = static_cast<Op>(in.U32());
   if (op == Op::kClose) {
     Handle h = in.U64();
@@ -87,6 +88,8 @@ Result<void> Server::Dispatch(Op op, Reader& in, Writer& out) {
       return RemoveXattr(in, out);
     case Op::kDonateRoot:
       return DonateRoot(in, out);
+    case Op::kLend:
+      return Lend(in, out);
     case Op::kClose:
       break;  // handled by the caller: it has no reply
   }
@@ -247,10 +250,17 @@ int Serve(int sock, Server& server) {
   std::vector<char> buf(kMaxMessage);
   for (;;) {
     size_t len = 0;
-    int fd = -1;
-    int err = RecvMessage(sock, buf.data(), buf.size(), &len, &fd);
-    if (fd >= 0) close(fd);           // the Sentry has no business sending fds
+    int lent[2] = {-1, -1};  // only kLend uses fds the Sentry sends
+    int err = RecvMessage(sock, buf.data(), buf.size(), &len, &lent[0], &lent[1]);
+    if (lent[0] == kFdLost) lent[0] = -1;
+    auto close_lent = [&] {
+      for (int& fd : lent) {
+        if (fd >= 0) close(fd);
+        fd = -1;
+      }
+    };
     if (err == ECONNRESET) return 0;  // the Sentry is gone
+    if (err != 0) close_lent();
     Writer reply;
     int reply_fd = -1;
     if (err == EMSGSIZE) {
@@ -260,7 +270,9 @@ int Serve(int sock, Server& server) {
       return 1;
     } else {
       Reader in(buf.data(), len);
-      if (!server.HandleRequest(in, reply, &reply_fd)) continue;
+      bool has_reply = server.HandleRequest(in, reply, &reply_fd, lent);
+      close_lent();
+      if (!has_reply) continue;
     }
     err = SendMessage(sock, reply.data(), reply_fd);
     if (reply_fd >= 0) close(reply_fd);

@@ -77,10 +77,43 @@ inline mode_t HostMode(bool is_dir, uint32_t mode) {
   return is_dir ? m : m & ~S_ISGID;
 }
 
+// The host calls that change the host file system's names or a file's attributes: the
+// handlers of server_modify.cc make them through this interface, never directly. The gofer
+// makes them itself (HostMutations). A server in the Sentry (direct file access,
+// client.h) has the gofer make them on the directory and file fds it lends for the one call
+// (kLend, lend.cc): the Sentry reads the host file system itself, but every change to it is
+// a call of the gofer's, which checks the names and the protected and hidden files again,
+// and none of these calls is on the Sentry's allowlist. Each returns 0 or an errno.
+class Mutations {
+ public:
+  virtual ~Mutations() = default;
+  virtual int Mkdir(int dirfd, const char* name, mode_t mode) = 0;
+  // A regular file, FIFO or socket (never a device).
+  virtual int Mknod(int dirfd, const char* name, mode_t mode) = 0;
+  virtual int Symlink(const char* target, int dirfd, const char* name) = 0;
+  virtual int Link(int old_dirfd, const char* old_name, int new_dirfd, const char* new_name) = 0;
+  // flags: 0 or AT_REMOVEDIR.
+  virtual int Unlink(int dirfd, const char* name, int flags) = 0;
+  virtual int Rename(int old_dirfd, const char* old_name, int new_dirfd, const char* new_name,
+                     unsigned flags) = 0;
+  // flags: AT_SYMLINK_NOFOLLOW, or AT_EMPTY_PATH with name "" (the directory itself).
+  virtual int Chown(int dirfd, const char* name, uid_t uid, gid_t gid, int flags) = 0;
+  // chmod that never follows a symlink (EOPNOTSUPP on one); flags as Chown's.
+  virtual int Chmod(int dirfd, const char* name, mode_t mode, int flags) = 0;
+  // Only clears bits of regular file `fd` (set-ID bits before a write).
+  virtual int ClearBits(int fd, mode_t mode) = 0;
+  virtual int Utimes(int dirfd, const char* name, const struct timespec ts[2], int flags) = 0;
+  virtual int SetXattr(int fd, const char* name, const std::string& value, int flags) = 0;
+  virtual int RemoveXattr(int fd, const char* name) = 0;
+};
+
+// The calls themselves, made by this process.
+Mutations& HostMutations();
+
 // Before a file is written or truncated through `fd`: clears its set-user-ID bit, and its
 // set-group-ID bit if group-executable, as Linux does on a write by a process without
 // CAP_FSETID. `st` is fstat(fd).
-Result<void> ClearSetId(int fd, const struct stat& st);
+Result<void> ClearSetId(Mutations& m, int fd, const struct stat& st);
 
 // How to reach a handle's file with an *at() call: (dirfd, name, AT_SYMLINK_NOFOLLOW) for a
 // non-directory, (fd, "", AT_EMPTY_PATH) for a directory.
@@ -98,12 +131,17 @@ class Server {
 
   // Handles one request. Returns false if it has no reply (kClose). Otherwise fills `reply`
   // (errno first) and sets `*reply_fd` to an fd to donate, which the caller closes after
-  // sending, or -1.
-  bool HandleRequest(Reader& in, Writer& reply, int* reply_fd);
+  // sending, or -1. `lent`: the fds that came with the request (-1 where none), which only
+  // kLend uses; they stay the caller's, to close after.
+  bool HandleRequest(Reader& in, Writer& reply, int* reply_fd, const int* lent = nullptr);
 
   // Whether serving needs CAP_CHOWN: to give new files the client's ids, or a fixed owner
   // other than the gofer's own ids.
   bool needs_chown() const { return !opts_.owner || chown_to_owner_; }
+
+  // Where the changes to the host file system are made (HostMutations until set). `m`
+  // outlives the server.
+  void set_mutations(Mutations* m) { mut_ = m; }
 
  private:
   Result<void> Dispatch(Op op, Reader& in, Writer& out);
@@ -120,6 +158,13 @@ class Server {
   Result<void> GetXattr(Reader& in, Writer& out);
   Result<void> ListXattr(Reader& in, Writer& out);
   Result<void> DonateRoot(Reader& in, Writer& out);
+
+  // lend.cc: one Mutations call on fds the client lent (`fds`: the ones that came).
+  Result<void> Lend(Reader& in, Writer& out);
+  // The gofer's own checks of a lent call's target: EROFS for a protected name in `dirfd`
+  // or a protected file (or, if the call `changes_dir`, a protected `dirfd`), ENOENT for a
+  // hidden one. `name` "" means `dirfd` itself.
+  Result<void> CheckLentTarget(int dirfd, const std::string& name, bool changes_dir) const;
 
   // server_modify.cc
   Result<void> Create(Reader& in, Writer& out);
@@ -176,7 +221,9 @@ class Server {
   // opts_.owner is set and the gofer's effective ids differ from it: new files need a chown.
   bool chown_to_owner_ = false;
   HandleTable table_;
+  Mutations* mut_ = &HostMutations();
   int reply_fd_ = -1;  // set by Open and Create
+  const int* lent_ = nullptr;  // HandleRequest's `lent`, for kLend
   std::vector<char> scratch_;
 };
 

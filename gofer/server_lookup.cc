@@ -324,7 +324,7 @@ Result<void> Server::Open(Reader& in, Writer& /*out*/) {
   struct stat opened = SENTRY_TRY(CheckOpened(fd, flags));
   SENTRY_TRY(CheckOpenedMount(*e, fd, opened));
   // Whoever writes through the fd (the Sentry) may keep set-ID bits a write would clear.
-  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) SENTRY_TRY(ClearSetId(fd, opened));
+  if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) SENTRY_TRY(ClearSetId(*mut_, fd, opened));
   return Ok();
 }
 

@@ -1,5 +1,7 @@
 // The gofer's ops that change the host file system. Each checks the read-only flag of the
-// attach point before touching anything.
+// attach point before touching anything, and makes its changes through mut_ (Mutations,
+// server_internal.h): this process's own calls in the gofer, the gofer's on lent fds when
+// the server runs in the Sentry.
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/syscall.h>
@@ -13,23 +15,12 @@
 namespace sentry::gofer {
 namespace {
 
-// fchmodat2(2) (Linux 6.6) is the only chmod that neither follows a symlink nor needs
-// /proc; glibc 2.36 has no wrapper. The number is the same on every architecture.
-constexpr long kSysFchmodat2 = 452;
-
-// chmod without following a symlink (EOPNOTSUPP on one, like Linux's lchmod).
-Result<void> ChmodAt(const AtTarget& at, const struct stat& st, mode_t mode) {
-  if (syscall(kSysFchmodat2, at.dirfd, at.name, mode, at.flags) == 0) return Ok();
-  if (errno != ENOSYS) return Errno(errno);
-  // Older kernels: the file was just checked not to be a symlink; only a concurrent change
-  // on the host could make fchmodat follow one.
-  if (S_ISLNK(st.st_mode)) return Errno(EOPNOTSUPP);
-  int r = at.flags & AT_EMPTY_PATH ? fchmod(at.dirfd, mode) : fchmodat(at.dirfd, at.name, mode, 0);
-  if (r != 0) return Errno(errno);
+Result<void> Done(int err) {
+  if (err != 0) return Errno(err);
   return Ok();
 }
 
-Result<void> Truncate(const AtTarget& at, const struct stat& st, uint64_t size) {
+Result<void> Truncate(Mutations& m, const AtTarget& at, const struct stat& st, uint64_t size) {
   if (S_ISDIR(st.st_mode)) return Errno(EISDIR);
   if (!S_ISREG(st.st_mode)) return Errno(EINVAL);
   int fd = openat(at.dirfd, at.name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -39,42 +30,44 @@ Result<void> Truncate(const AtTarget& at, const struct stat& st, uint64_t size) 
   if (fstat(fd, &opened) != 0) {
     r = Errno(errno);
   } else {
-    r = ClearSetId(fd, opened);
+    r = ClearSetId(m, fd, opened);
   }
   if (r.ok() && ftruncate(fd, static_cast<off_t>(size)) != 0) r = Errno(errno);
   close(fd);
   return r;
 }
 
-Result<void> SetTimes(const AtTarget& at, const SetAttrRequest& req) {
+Result<void> SetTimes(Mutations& m, const AtTarget& at, const SetAttrRequest& req) {
   struct timespec ts[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
   if (req.mask & kSetAtime) ts[0] = req.atime;
   if (req.mask & kSetMtime) ts[1] = req.mtime;
-  if (utimensat(at.dirfd, at.name, ts, at.flags) != 0) return Errno(errno);
-  return Ok();
+  return Done(m.Utimes(at.dirfd, at.name, ts, at.flags));
 }
 
 }  // namespace
 
-Result<void> ClearSetId(int fd, const struct stat& st) {
+Result<void> ClearSetId(Mutations& m, int fd, const struct stat& st) {
   mode_t kill = S_ISUID;
   if (st.st_mode & S_IXGRP) kill |= S_ISGID;
   if (!S_ISREG(st.st_mode) || (st.st_mode & kill) == 0) return Ok();
-  if (fchmod(fd, st.st_mode & 07777 & ~kill) != 0) return Errno(errno);
-  return Ok();
+  return Done(m.ClearBits(fd, st.st_mode & 07777 & ~kill));
 }
 
 // Without CAP_CHOWN the file keeps the gofer's ids, which is the best an unprivileged gofer
-// can do.
+// can do. A file that has the ids already needs no call (nor, in the Sentry, a round trip).
 Result<void> Server::ChownNew(int dirfd, const char* name, uint32_t uid, uint32_t gid) {
   if (opts_.owner) {
     if (!chown_to_owner_) return Ok();  // the gofer runs as the owner: the file is theirs
     uid = opts_.owner->uid;
     gid = opts_.owner->gid;
   }
-  if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) != 0 && errno != EPERM) {
-    return Errno(errno);
+  struct stat st;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == uid &&
+      st.st_gid == gid) {
+    return Ok();
   }
+  int err = mut_->Chown(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+  if (err != 0 && err != EPERM) return Errno(err);
   return Ok();
 }
 
@@ -97,7 +90,7 @@ Result<void> Server::Create(Reader& in, Writer& out) {
   if (!owned.ok() || fstat(fd, &st) != 0) {
     int err = owned.ok() ? errno : owned.error().code();
     close(fd);
-    unlinkat(d->fd, name.c_str(), 0);
+    mut_->Unlink(d->fd, name.c_str(), 0);
     return Errno(err);
   }
   out.U64(table_.AddFile(dir, name)).Raw(st);
@@ -114,7 +107,7 @@ Result<void> Server::Mkdir(Reader& in, Writer& out) {
   SENTRY_TRY(CheckName(name));
   SENTRY_TRY(CheckWritable(*d));
   SENTRY_TRY(CheckNameWritable(*d, name));
-  if (mkdirat(d->fd, name.c_str(), HostMode(true, mode)) != 0) return Errno(errno);
+  SENTRY_TRY(Done(mut_->Mkdir(d->fd, name.c_str(), HostMode(true, mode))));
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
   SENTRY_TRY(AddChild(dir, name, out));
   return Ok();
@@ -132,7 +125,7 @@ Result<void> Server::Symlink(Reader& in, Writer& out) {
   if (target.find('\0') != std::string::npos) return Errno(EINVAL);
   SENTRY_TRY(CheckWritable(*d));
   SENTRY_TRY(CheckNameWritable(*d, name));
-  if (symlinkat(target.c_str(), d->fd, name.c_str()) != 0) return Errno(errno);
+  SENTRY_TRY(Done(mut_->Symlink(target.c_str(), d->fd, name.c_str())));
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
   SENTRY_TRY(AddChild(dir, name, out));
   return Ok();
@@ -149,7 +142,7 @@ Result<void> Server::Mknod(Reader& in, Writer& out) {
   if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) return Errno(EPERM);
   SENTRY_TRY(CheckWritable(*d));
   SENTRY_TRY(CheckNameWritable(*d, name));
-  if (mknodat(d->fd, name.c_str(), type | HostMode(false, mode), 0) != 0) return Errno(errno);
+  SENTRY_TRY(Done(mut_->Mknod(d->fd, name.c_str(), type | HostMode(false, mode))));
   SENTRY_TRY(ChownNew(d->fd, name.c_str(), uid, gid));
   SENTRY_TRY(AddChild(dir, name, out));
   return Ok();
@@ -168,9 +161,7 @@ Result<void> Server::Link(Reader& in, Writer& /*out*/) {
   SENTRY_TRY(CheckWritable(*d));
   SENTRY_TRY(CheckNameWritable(*d, name));
   AtTarget at = SENTRY_TRY(Target(*t));
-  // flags 0: a symlink is linked itself, not its target.
-  if (linkat(at.dirfd, at.name, d->fd, name.c_str(), 0) != 0) return Errno(errno);
-  return Ok();
+  return Done(mut_->Link(at.dirfd, at.name, d->fd, name.c_str()));
 }
 
 Result<void> Server::Unlink(Reader& in, Writer& /*out*/) {
@@ -184,7 +175,7 @@ Result<void> Server::Unlink(Reader& in, Writer& /*out*/) {
   SENTRY_TRY(CheckWritable(*d));
   SENTRY_TRY(CheckNameWritable(*d, name));
   SENTRY_TRY(CheckNotHidden(d->fd, name));
-  if (unlinkat(d->fd, name.c_str(), flags) != 0) return Errno(errno);
+  SENTRY_TRY(Done(mut_->Unlink(d->fd, name.c_str(), flags)));
   table_.Removed(*d, name);
   return Ok();
 }
@@ -213,9 +204,7 @@ Result<void> Server::Rename(Reader& in, Writer& /*out*/) {
   bool same = fstatat(od->fd, old_name.c_str(), &a, AT_SYMLINK_NOFOLLOW) == 0 &&
               fstatat(nd->fd, new_name.c_str(), &b, AT_SYMLINK_NOFOLLOW) == 0 &&
               a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-  if (renameat2(od->fd, old_name.c_str(), nd->fd, new_name.c_str(), flags) != 0) {
-    return Errno(errno);
-  }
+  SENTRY_TRY(Done(mut_->Rename(od->fd, old_name.c_str(), nd->fd, new_name.c_str(), flags)));
   if (!same) {
     table_.Renamed(old_dir, old_name, new_dir, new_name, flags & RENAME_EXCHANGE);
   }
@@ -235,12 +224,16 @@ Result<void> Server::SetAttr(Reader& in, Writer& out) {
   if ((req.mask & (kSetUid | kSetGid)) && !opts_.owner) {
     uid_t uid = req.mask & kSetUid ? req.uid : static_cast<uid_t>(-1);
     gid_t gid = req.mask & kSetGid ? req.gid : static_cast<gid_t>(-1);
-    if (fchownat(at.dirfd, at.name, uid, gid, at.flags) != 0) return Errno(errno);
+    SENTRY_TRY(Done(mut_->Chown(at.dirfd, at.name, uid, gid, at.flags)));
   }
-  if (req.mask & kSetMode) SENTRY_TRY(ChmodAt(at, st, HostMode(S_ISDIR(st.st_mode), req.mode)));
-  if (req.mask & kSetSize) SENTRY_TRY(Truncate(at, st, req.size));
+  if (req.mask & kSetMode) {
+    // chmod never follows a symlink (EOPNOTSUPP on one, like Linux's lchmod).
+    SENTRY_TRY(Done(mut_->Chmod(at.dirfd, at.name, HostMode(S_ISDIR(st.st_mode), req.mode),
+                                at.flags)));
+  }
+  if (req.mask & kSetSize) SENTRY_TRY(Truncate(*mut_, at, st, req.size));
   // Times last: truncating moves mtime.
-  if (req.mask & (kSetAtime | kSetMtime)) SENTRY_TRY(SetTimes(at, req));
+  if (req.mask & (kSetAtime | kSetMtime)) SENTRY_TRY(SetTimes(*mut_, at, req));
   out.Raw(SENTRY_TRY(StatOf(*e)));
   return Ok();
 }
@@ -259,11 +252,9 @@ Result<void> Server::SetXattr(Reader& in, Writer& /*out*/) {
   Result<int> fd = XattrFd(*e, &owned);
   // Linux allows user.* attributes on regular files and directories only.
   if (!fd.ok()) return fd.error().code() == EOPNOTSUPP ? Errno(EPERM) : fd.error();
-  int r = fsetxattr(*fd, name.c_str(), value.data(), value.size(), flags);
-  int err = errno;
+  int err = mut_->SetXattr(*fd, name.c_str(), value, flags);
   if (owned) close(*fd);
-  if (r != 0) return Errno(err);
-  return Ok();
+  return Done(err);
 }
 
 Result<void> Server::RemoveXattr(Reader& in, Writer& /*out*/) {
@@ -275,11 +266,9 @@ Result<void> Server::RemoveXattr(Reader& in, Writer& /*out*/) {
   bool owned;
   Result<int> fd = XattrFd(*e, &owned);
   if (!fd.ok()) return fd.error().code() == EOPNOTSUPP ? Errno(EPERM) : fd.error();
-  int r = fremovexattr(*fd, name.c_str());
-  int err = errno;
+  int err = mut_->RemoveXattr(*fd, name.c_str());
   if (owned) close(*fd);
-  if (r != 0) return Errno(err);
-  return Ok();
+  return Done(err);
 }
 
 }  // namespace sentry::gofer

@@ -68,10 +68,6 @@ scmp_arg_cmp RealFd(unsigned arg) { return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ,
 scmp_arg_cmp HasFlag(unsigned arg, scmp_datum_t flag) {
   return scmp_arg_cmp{arg, SCMP_CMP_MASKED_EQ, flag, flag};
 }
-// The file types the gofer's handlers create with mknodat (never a device).
-std::vector<scmp_arg_cmp> MknodType(scmp_datum_t type) {
-  return {RealFd(0), scmp_arg_cmp{2, SCMP_CMP_MASKED_EQ, S_IFMT, type}};
-}
 
 // The allowlist. Every entry says why the Sentry needs it; keep it that way. A call is here
 // because the Sentry was seen making it (strace, or SENTRY_SECCOMP_LOG, docs/security.md)
@@ -90,21 +86,19 @@ const std::vector<Allowed>& Allowlist() {
       {"clone", Need::kAlways, "a Sentry thread per guest thread; thread flags only",
        {Arg(0, kThreadFlags)}},
       {"futex", Need::kAlways, "absl::Mutex, condition variables, thread joins"},
-      {"set_robust_list", Need::kAlways, "glibc, at every new thread"},
-      {"rseq", Need::kAlways, "glibc, at every new thread"},
+      {"sched_getparam", Need::kAlways,
+       "absl::Mutex reads a waiting thread's priority (pthread_getschedparam) now and then"},
+      {"sched_getscheduler", Need::kAlways, "absl::Mutex, with sched_getparam"},
+      {"rseq", Need::kAlways,
+       "glibc, at every new thread (a failure is fatal once the main thread has one)"},
       {"exit", Need::kAlways, "thread exit"},
       {"exit_group", Need::kAlways, "the sandbox's exit"},
       {"sched_yield", Need::kAlways, "the guest's sched_yield; spinning waits"},
       {"sched_setaffinity", Need::kAlways, "the seccomp platform puts a thread next to its stub"},
       {"sched_getaffinity", Need::kAlways,
        "glibc's get_nprocs (malloc's arena count) once /sys is out of reach"},
-      {"sched_getparam", Need::kAlways, "the guest's sched_getparam, answered from the host's"},
-      {"sched_getscheduler", Need::kAlways, "the guest's sched_getscheduler, from the host's"},
-      {"sched_get_priority_max", Need::kAlways, "the guest's sched_get_priority_max"},
-      {"sched_rr_get_interval", Need::kAlways, "the guest's sched_rr_get_interval"},
       {"membarrier", Need::kAlways, "the guest's membarrier: the host's covers its stubs"},
       {"clock_gettime", Need::kAlways, "clocks the vDSO does not serve (CPU-time clocks)"},
-      {"clock_getres", Need::kAlways, "the guest's clock_getres"},
       {"clock_nanosleep", Need::kAlways, "timers and sleeps of Sentry threads"},
       {"restart_syscall", Need::kAlways,
        "the kernel's restart of a sleep or a timed poll that an ignored signal (SIGCHLD of an "
@@ -116,8 +110,6 @@ const std::vector<Allowed>& Allowlist() {
       // Identity and signals of the Sentry.
       {"getpid", Need::kAlways, "interrupting a Sentry thread (tgkill); abort()"},
       {"gettid", Need::kAlways, "interrupting a Sentry thread; logging"},
-      {"getuid", Need::kAlways, "the owner of what the guest creates (procfs, devpts)"},
-      {"getgid", Need::kAlways, "the group of what the guest creates (procfs, devpts)"},
       {"rt_sigaction", Need::kAlways, "the terminal relay's SIGWINCH; the OCI init's exit"},
       {"rt_sigprocmask", Need::kAlways, "signal masks around thread creation and waits"},
       {"rt_sigreturn", Need::kAlways, "return from the Sentry's signal handlers"},
@@ -146,8 +138,7 @@ const std::vector<Allowed>& Allowlist() {
        "fstat (glibc's) of a held fd; res_ninit's stat of /etc/resolv.conf"},
       {"fcntl", Need::kAlways, "status flags of stdio and host sockets"},
       {"close", Need::kAlways, "every fd the Sentry drops"},
-      {"fsync", Need::kAlways, "the guest's fsync of a file the gofer donated"},
-      {"fdatasync", Need::kAlways, "the guest's fdatasync of a file the gofer donated"},
+      {"fsync", Need::kAlways, "the guest's fsync and fdatasync of a file the gofer donated"},
       {"ftruncate", Need::kAlways, "sizing the memory files behind tmpfs and shared memory"},
       {"fallocate", Need::kAlways, "punching holes in the memory files"},
       {"memfd_create", Need::kAlways, "the memory files behind tmpfs and shared memory"},
@@ -183,9 +174,12 @@ const std::vector<Allowed>& Allowlist() {
       // An OCI container's control socket (runtime-shim/oci/control.h): exec, pause, resume.
       {"accept4", Need::kControl, "a connection to the container's control socket"},
       // Direct file access (gofer/client.h: GoDirect): the calls of the gofer's request
-      // handlers (gofer/server_*.cc), which name a host file only relative to a directory fd
-      // they hold, one component at a time. Never AT_FDCWD; never following a symlink where
-      // the call has a flag for it. (newfstatat, fstat, lseek, ftruncate and fcntl are above.)
+      // handlers (gofer/server_*.cc) that read, which name a host file only relative to a
+      // directory fd they hold, one component at a time. Never AT_FDCWD; never following a
+      // symlink where the call has a flag for it. (newfstatat, fstat, lseek, ftruncate and
+      // fcntl are above.) Every change to the host file system (mkdirat, unlinkat,
+      // renameat2, linkat, symlinkat, mknodat, fchownat, fchmodat, utimensat, fsetxattr...)
+      // is made by the gofer on fds the Sentry lends it (gofer/lend.cc): none is here.
       {"openat", Need::kDirect, "direct files: walk, open, create; O_NOFOLLOW only",
        {{RealFd(0), HasFlag(2, O_NOFOLLOW)}}},
       {"statx", Need::kDirect, "direct files: attributes, mount ids; AT_SYMLINK_NOFOLLOW only",
@@ -193,29 +187,8 @@ const std::vector<Allowed>& Allowlist() {
       {"getdents64", Need::kDirect, "direct files: directory listings"},
       {"fstatfs", Need::kDirect, "direct files: statfs, the submount policy"},
       {"readlinkat", Need::kDirect, "direct files: readlink", {{RealFd(0)}}},
-      {"mkdirat", Need::kDirect, "direct files: mkdir", {{RealFd(0)}}},
-      {"mknodat", Need::kDirect, "direct files: FIFOs, sockets, regular files; no device",
-       {MknodType(S_IFREG), MknodType(S_IFIFO), MknodType(S_IFSOCK)}},
-      {"symlinkat", Need::kDirect, "direct files: symlink", {{RealFd(1)}}},
-      {"linkat", Need::kDirect, "direct files: link; no AT_EMPTY_PATH, no AT_SYMLINK_FOLLOW",
-       {{RealFd(0), RealFd(2), scmp_arg_cmp{4, SCMP_CMP_EQ, 0, 0}}}},
-      {"unlinkat", Need::kDirect, "direct files: unlink, rmdir", {{RealFd(0)}}},
-      {"renameat2", Need::kDirect, "direct files: rename", {{RealFd(0), RealFd(2)}}},
-      {"renameat", Need::kDirect, "direct files: rename (glibc's renameat2 without flags)",
-       {{RealFd(0), RealFd(2)}}},
-      {"fchownat", Need::kDirect, "direct files: chown, new files' owner; AT_SYMLINK_NOFOLLOW",
-       {{RealFd(0), HasFlag(4, AT_SYMLINK_NOFOLLOW)}}},
-      {"fchmodat2", Need::kDirect, "direct files: chmod; AT_SYMLINK_NOFOLLOW only",
-       {{RealFd(0), HasFlag(3, AT_SYMLINK_NOFOLLOW)}}},
-      {"fchmodat", Need::kDirect, "direct files: chmod on kernels without fchmodat2",
-       {{RealFd(0)}}},
-      {"fchmod", Need::kDirect, "direct files: clearing set-ID bits before a write"},
-      {"utimensat", Need::kDirect, "direct files: utimes; AT_SYMLINK_NOFOLLOW only",
-       {{RealFd(0), HasFlag(3, AT_SYMLINK_NOFOLLOW)}}},
       {"fgetxattr", Need::kDirect, "direct files: getxattr"},
       {"flistxattr", Need::kDirect, "direct files: listxattr"},
-      {"fsetxattr", Need::kDirect, "direct files: setxattr"},
-      {"fremovexattr", Need::kDirect, "direct files: removexattr"},
   };
   return *list;
 }
@@ -315,6 +288,12 @@ absl::Status ConfineSentry(const ConfineOptions& opts) {
   // the filter checks.
   if (!log_all) err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   if (err != 0) return release(Fail("clone3", -err));
+  // glibc registers each new thread's robust-futex list, and carries on without it (the
+  // Sentry shares no robust mutex with another process): it answers ENOSYS.
+  if (!log_all) {
+    err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(set_robust_list), 0);
+  }
+  if (err != 0) return release(Fail("set_robust_list", -err));
   // The Sentry's root is an empty tmpfs (namespaces.h) and the host files it reads were
   // opened before: an open by path finds nothing. glibc still tries a few (the resolver's
   // /etc/resolv.conf, tzset's /etc/localtime); they get the ENOENT the empty root would give.
@@ -359,8 +338,9 @@ void PrintAllowlist(FILE* out) {
   }
   fprintf(out,
           "%d host system calls in the default configuration, %d more with --net=host, %d "
-          "more in an OCI container; %d fewer with --file-access=gofer; clone3 answers ENOSYS "
-          "and openat relative to AT_FDCWD ENOENT; any other call kills the Sentry\n",
+          "more in an OCI container; %d fewer with --file-access=gofer; clone3 and "
+          "set_robust_list answer ENOSYS and openat relative to AT_FDCWD ENOENT; any other call "
+          "kills the Sentry\n",
           always, net, control, direct);
 }
 

@@ -178,9 +178,9 @@ absl::Status PrepareHostView() {
 
 uint64_t FileCapabilities(const gofer::Client& client) {
   if (!client.direct()) return 0;
-  uint64_t keep = (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH) | (1ull << CAP_FOWNER);
-  if (client.direct_needs_chown()) keep |= 1ull << CAP_CHOWN;
-  return keep;
+  // Reading and opening only: every change of owner, mode, times or xattrs is the gofer's
+  // (gofer/lend.cc), so CAP_FOWNER and CAP_CHOWN stay with it.
+  return (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH);
 }
 
 absl::Status EnterEmptyRoot(uint64_t keep) {

@@ -47,9 +47,10 @@ absl::Status PrepareHostView();
 // else 0.
 absl::Status EnterEmptyRoot(uint64_t keep = 0);
 
-// The capabilities the gofer serves files with (gofer/confine.cc: CAP_DAC_OVERRIDE,
-// CAP_DAC_READ_SEARCH, CAP_FOWNER, and CAP_CHOWN when new files need a chown), which the
-// Sentry keeps when it serves some attach point itself (docs/design-decisions.md); else 0.
+// The capabilities the Sentry keeps when it serves some attach point itself
+// (docs/design-decisions.md): CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, the gofer's for
+// reading and opening; the changes, with CAP_FOWNER and CAP_CHOWN, stay the gofer's
+// (gofer/lend.cc). 0 in gofer mode.
 uint64_t FileCapabilities(const gofer::Client& client);
 
 // Closes PrepareHostView's procfs once the platform has started: from then on, the Sentry

@@ -294,12 +294,9 @@ Result<uint64_t> SysSchedRrGetInterval(Task& t, int pid, GuestAddr interval) {
     Task* p = Target(t, pid);
     if (!p) return Errno(ESRCH);
     if (p->sched_.policy == kernel::kSchedRr) ns = kernel::Cpus().rr_timeslice_ns;
-    // Fair tasks: the host's answer for its own fair tasks, in whole jiffies (0 here when
-    // the slice is under a jiffy); it is the same for every fair task.
-    if (p->sched_.fair()) {
-      struct timespec ts {};
-      if (sched_rr_get_interval(0, &ts) == 0) ns = ts.tv_sec * 1'000'000'000ll + ts.tv_nsec;
-    }
+    // Fair tasks: the host's answer for its own fair tasks at start-up, in whole jiffies
+    // (0 when the slice is under a jiffy); it is the same for every fair task.
+    if (p->sched_.fair()) ns = kernel::Cpus().fair_interval_ns;
   }
   abi::Timespec ts{ns / 1'000'000'000, ns % 1'000'000'000};
   SENTRY_TRY(t.CopyOut(interval, ts));

@@ -116,9 +116,9 @@ Result<uint64_t> SysClockGetres(Task& t, int clock, GuestAddr tp) {
   } else if (!ValidClock(clock)) {
     return Errno(EINVAL);
   }
-  struct timespec res;
-  if (clock_getres(host_clock, &res) != 0) return Errno(errno);
-  if (!tp.IsNull()) SENTRY_TRY(t.CopyOut(tp, abi::Timespec{res.tv_sec, res.tv_nsec}));
+  std::optional<struct timespec> res = kernel::HostClockRes(host_clock);
+  if (!res) return Errno(EINVAL);
+  if (!tp.IsNull()) SENTRY_TRY(t.CopyOut(tp, abi::Timespec{res->tv_sec, res->tv_nsec}));
   return 0;
 }
 

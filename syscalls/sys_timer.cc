@@ -96,8 +96,7 @@ Result<TimerClock> TimerCreateClock(int clock) {
     case CLOCK_BOOTTIME_ALARM: {
       // Linux has them only with a wake-up RTC, which shows as a working clock_getres. They
       // would also wake a suspended machine; here they are the plain clocks.
-      struct timespec res;
-      if (clock_getres(clock, &res) != 0) return Errno(EOPNOTSUPP);
+      if (!kernel::HostClockRes(clock)) return Errno(EOPNOTSUPP);
       return TimerClock{TimerClock::kWall,
                         clock == CLOCK_REALTIME_ALARM ? CLOCK_REALTIME : CLOCK_BOOTTIME};
     }

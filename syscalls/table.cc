@@ -396,7 +396,7 @@ constexpr SyscallEntry kTable[] = {
     PARTIAL(72, "fcntl", SysFcntl, "F_NOTIFY (dnotify) is accepted on directories but sends no signal; O_ASYNC signals (SIGIO or F_SETSIG) go out shortly after the event rather than during the call that caused it", Arg::kFd, Arg::kInt, Arg::kHex),
     FULL(73, "flock", SysFlock, Arg::kFd, Arg::kHex),
     FULL(74, "fsync", SysFsync, Arg::kFd),
-    FULL(75, "fdatasync", SysFdatasync, Arg::kFd),
+    PARTIAL(75, "fdatasync", SysFdatasync, "a host file's is an fsync (metadata too), which the Sentry's allowlist has", Arg::kFd),
     FULL(76, "truncate", SysTruncate, Arg::kStr, Arg::kInt),
     FULL(77, "ftruncate", SysFtruncate, Arg::kFd, Arg::kInt),
     FULL(78, "getdents", SysGetdents, Arg::kFd, Arg::kPtr, Arg::kUint),

@@ -14,6 +14,7 @@
 #include "sentry/base/timer_queue.h"
 #include "sentry/kernel/futex.h"
 #include "sentry/kernel/host_limits.h"
+#include "sentry/kernel/timers.h"
 #include "sentry/loader/exec.h"
 
 namespace sentry::kernel {
@@ -41,8 +42,10 @@ Kernel::Kernel(std::unique_ptr<platform::Platform> platform, std::unique_ptr<vfs
   InstallTtyHost(*this);
   InstallAsyncHost(*this);
   netstack::SetCredentialSource(TaskSocketCreds);
-  // The sandbox's CPUs, read before any Sentry thread is pinned to one of them.
+  // The sandbox's CPUs, read before any Sentry thread is pinned to one of them; the host's
+  // clock resolutions, before the allowlist takes clock_getres away.
   (void)Cpus();
+  (void)HostClockRes(CLOCK_MONOTONIC);
 }
 
 Kernel::~Kernel() = default;
@@ -89,8 +92,8 @@ absl::StatusOr<std::shared_ptr<Task>> Kernel::NewProcess(StartOptions& opts) {
     tg->leader = task.get();
     tg->tasks.push_back(task.get());
     tg->handlers = std::make_shared<SignalHandlers>();
-    tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : getuid(),
-                                     opts.gid >= 0 ? opts.gid : getgid());
+    tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : host_uid_,
+                                     opts.gid >= 0 ? opts.gid : host_gid_);
     if (!opts.groups.empty()) tg->creds.groups = opts.groups;
     tg->creds.no_new_privs = opts.no_new_privs;
     for (int r = 0; r < abi::kNumRlimits; r++) {
@@ -191,8 +194,8 @@ void Kernel::MakeSentryInit(const StartOptions& opts) {
   tg->tasks.push_back(task.get());
   tg->sentry_init = true;
   tg->handlers = std::make_shared<SignalHandlers>();
-  tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : getuid(),
-                                   opts.gid >= 0 ? opts.gid : getgid());
+  tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : host_uid_,
+                                   opts.gid >= 0 ? opts.gid : host_gid_);
   for (int r = 0; r < abi::kNumRlimits; r++) {
     struct rlimit rl;
     getrlimit(r, &rl);

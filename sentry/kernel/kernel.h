@@ -8,6 +8,8 @@
 //   WaitQueue/Waiter leaves. Never hold Kernel::mu_ while the guest runs or while blocking.
 #pragma once
 
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <deque>
@@ -547,6 +549,10 @@ class Kernel {
   std::shared_ptr<Namespaces> init_ns_;  // set by the constructor, never replaced
   DispatchFn dispatch_ = nullptr;
   int64_t max_tasks_;  // set before init starts
+  // The Sentry's own ids at start-up: a new process's credentials when the caller names
+  // none. Read once (getuid/getgid are not on the Sentry's allowlist).
+  const uid_t host_uid_ = getuid();
+  const gid_t host_gid_ = getgid();
 
   absl::Mutex mu_;
   int next_pid_ ABSL_GUARDED_BY(mu_) = 1;

@@ -40,6 +40,10 @@ SandboxCpus Capture() {
     c.fair_slice_ns = a.runtime;
   }
   c.sched_ext = sched_get_priority_max(kSchedExt) >= 0;
+  struct timespec fair {};
+  if (sched_rr_get_interval(0, &fair) == 0) {
+    c.fair_interval_ns = fair.tv_sec * 1'000'000'000ll + fair.tv_nsec;
+  }
   std::istringstream rr(ReadHostFile("/proc/sys/kernel/sched_rr_timeslice_ms").value_or(""));
   int64_t ms;
   if (rr >> ms && ms > 0) c.rr_timeslice_ns = ms * 1'000'000;

@@ -21,6 +21,10 @@ struct SandboxCpus {
   size_t mask_bytes = 8;       // the host kernel's cpumask size, what sched_getaffinity returns
   uint64_t fair_slice_ns = 0;  // sched_getattr's sched_runtime of a fair task, the host's
   int64_t rr_timeslice_ns = 100'000'000;  // SCHED_RR's sched_rr_get_interval
+  // sched_rr_get_interval of a fair task, the host's answer at start-up (whole jiffies, so
+  // 0 when the slice is under one). Captured once: the Sentry's allowlist has no
+  // sched_rr_get_interval (runtime-shim/confine.cc).
+  int64_t fair_interval_ns = 0;
   bool sched_ext = false;  // the host knows SCHED_EXT (7): a valid, fair-like policy then
   int count() const { return static_cast<int>(online.count()); }
 };

@@ -378,4 +378,35 @@ void ProcessTimers::KillAll() {
   }
 }
 
+namespace {
+
+constexpr int kFixedClocks = CLOCK_TAI + 1;
+constexpr int kCpuClockKinds = 8;  // Linux's encoding: the low 3 bits
+
+struct ClockResTable {
+  std::optional<struct timespec> fixed[kFixedClocks];
+  std::optional<struct timespec> cpu[kCpuClockKinds];
+};
+
+ClockResTable CaptureClockRes() {
+  ClockResTable t;
+  struct timespec res;
+  for (int c = 0; c < kFixedClocks; c++) {
+    if (clock_getres(c, &res) == 0) t.fixed[c] = res;
+  }
+  // The Sentry's own process clocks (pid 0 means "the caller"): ~pid << 3 | kind.
+  for (int kind = 0; kind < kCpuClockKinds; kind++) {
+    if (clock_getres(static_cast<clockid_t>(~0u << 3) | kind, &res) == 0) t.cpu[kind] = res;
+  }
+  return t;
+}
+
+}  // namespace
+
+std::optional<struct timespec> HostClockRes(int clock) {
+  static const ClockResTable table = CaptureClockRes();
+  if (clock >= 0) return clock < kFixedClocks ? table.fixed[clock] : std::nullopt;
+  return table.cpu[clock & (kCpuClockKinds - 1)];
+}
+
 }  // namespace sentry::kernel

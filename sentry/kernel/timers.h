@@ -31,6 +31,8 @@
 // under Kernel::mu_, so that cancelling never needs to wait for a callback.
 #pragma once
 
+#include <time.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -60,6 +62,13 @@ struct TimerClock {
   int id = 0;              // kProcessCpu: the tgid; kThreadCpu: the tid
   bool user_only = false;  // CPU clocks: user time only (ITIMER_VIRTUAL, CPUCLOCK_VIRT)
 };
+
+// The host's clock_getres for clock `clock`: a fixed clock id (CLOCK_REALTIME ... CLOCK_TAI)
+// or an encoded CPU clock of the Sentry's own process (the same kind of clock of any process
+// has the same resolution). nullopt where the host has no such clock. Captured once, at the
+// first call (the Kernel's constructor makes it, before the Sentry's allowlist goes on:
+// clock_getres is not on it).
+std::optional<struct timespec> HostClockRes(int clock);
 
 // Resolves a clock id that names a CPU clock (CLOCK_PROCESS_CPUTIME_ID,
 // CLOCK_THREAD_CPUTIME_ID, or one of clock_getcpuclockid's encoded ids) for caller `t`, as

@@ -10,9 +10,10 @@
 # stub has no capability (CapEff, CapPrm, CapInh, CapAmb 0, and as root an empty bounding
 # set too), an empty environment, and no fd but its fd channel (fd 0, a socket) and the file
 # last lent for a mapping (fd 1, a regular file). The Sentry (sentry-run's child of the same
-# name) has no capability but, with direct file access (the default), the gofer's file ones
-# (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER: CapEff and CapPrm 000000000000000e, no
-# bounding, inheritable or ambient one), and none at all with --file-access=gofer; an empty
+# name) has no capability but, with direct file access (the default), the two the gofer reads
+# and opens with (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH: CapEff and CapPrm 0000000000000006;
+# changes stay the gofer's, gofer/lend.cc; no bounding, inheritable or ambient one), and none
+# at all with --file-access=gofer; an empty
 # read-only tmpfs as its root, and with the gofer and
 # every stub user, mount, PID, IPC, UTS and network namespaces other than the host's (the
 # gofer keeps some capabilities, in a user namespace not the host's; with --net=host the
@@ -144,7 +145,7 @@ check_ns() {
 # The Sentry's process model (runtime-shim/namespaces.h): no capability in any namespace but
 # the file ones of direct file access ($2: the CapEff and CapPrm wanted), its own namespaces,
 # and an empty read-only tmpfs as its root.
-direct_caps=000000000000000e
+direct_caps=0000000000000006
 check_sentry() {
   [ "$(field "$sentry_pid" Seccomp)" = 2 ] ||
     fail "the Sentry: Seccomp $(field "$sentry_pid" Seccomp), want 2"

@@ -660,6 +660,81 @@ TEST(GoferProtocolTest, FdLostToEmfileIsNotAProtocolError) {
   close(sv[1]);
 }
 
+// kLend (direct file access): the gofer makes a change on fds the Sentry lends, and checks
+// the request itself whatever the Sentry claims.
+int LendCall(int sock, const std::string& msg, int fd, int fd2 = -1) {
+  if (SendMessage(sock, Writer().U32(static_cast<uint32_t>(Op::kLend)).Take() + msg, fd, fd2) !=
+      0) {
+    return -1;
+  }
+  std::vector<char> buf(kMaxMessage);
+  size_t len = 0;
+  int got = -1;
+  if (RecvMessage(sock, buf.data(), buf.size(), &len, &got) != 0) return -1;
+  if (got >= 0) close(got);
+  Reader r(buf.data(), len);
+  return r.I32();
+}
+
+TEST(GoferProtocolTest, LentChangesAreCheckedByTheGofer) {
+  char tmpl[] = "/tmp/gofer_lend.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string top = tmpl;
+  WriteFile(top + "/f", "x");
+  ASSERT_EQ(chmod((top + "/f").c_str(), 0644), 0);
+  auto proc = StartGofer(SENTRY_BINARY, {{"/", top, false}});
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  int sock = proc->sock;
+  int dir = open(top.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int file = open((top + "/f").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(dir, 0);
+  ASSERT_GE(file, 0);
+  auto req = [](LendOp op) {
+    Writer w;
+    w.U32(static_cast<uint32_t>(op));
+    return w;
+  };
+  // No fd, or one where two are needed.
+  EXPECT_EQ(LendCall(sock, req(LendOp::kMkdir).Str("d").U32(0755).Take(), -1), EBADF);
+  EXPECT_EQ(LendCall(sock, req(LendOp::kRename).Str("f").Str("g").U32(0).Take(), dir), EBADF);
+  // Names are one component.
+  EXPECT_EQ(LendCall(sock, req(LendOp::kMkdir).Str("a/b").U32(0755).Take(), dir), EINVAL);
+  EXPECT_EQ(LendCall(sock, req(LendOp::kUnlink).Str("..").I32(0).Take(), dir), EINVAL);
+  EXPECT_EQ(LendCall(sock, req(LendOp::kUnlink).Str("f").I32(AT_SYMLINK_NOFOLLOW).Take(), dir),
+            EINVAL);
+  // No device node, no file capability, no set-user-ID bit, ClearBits only clears.
+  EXPECT_EQ(LendCall(sock, req(LendOp::kMknod).Str("c").U32(S_IFCHR | 0644).Take(), dir), EPERM);
+  EXPECT_EQ(LendCall(sock, req(LendOp::kSetXattr).Str("security.capability").Str("v").I32(0).Take(),
+                     file),
+            EPERM);
+  EXPECT_EQ(LendCall(sock, req(LendOp::kClearBits).U32(0777).Take(), file), EPERM);
+  EXPECT_EQ(LendCall(sock,
+                     req(LendOp::kChmod).Str("f").U32(S_ISUID | S_ISGID | 0755).I32(
+                         AT_SYMLINK_NOFOLLOW).Take(),
+                     dir),
+            0);
+  EXPECT_EQ(HostStat(top + "/f").st_mode & 07777, 0755u);
+  EXPECT_EQ(LendCall(sock, req(LendOp::kChmod).Str("f").U32(0600).I32(AT_EMPTY_PATH).Take(), dir),
+            EINVAL);  // a name with AT_EMPTY_PATH
+  // The changes themselves, relative to the lent fds.
+  EXPECT_EQ(LendCall(sock, req(LendOp::kMkdir).Str("d").U32(0700).Take(), dir), 0);
+  EXPECT_TRUE(S_ISDIR(HostStat(top + "/d").st_mode));
+  EXPECT_EQ(LendCall(sock, req(LendOp::kRename).Str("f").Str("g").U32(0).Take(), dir, dir), 0);
+  EXPECT_EQ(ReadFile(top + "/g"), "x");
+  EXPECT_EQ(LendCall(sock, req(LendOp::kLink).Str("g").Str("h").Take(), dir, dir), 0);
+  EXPECT_EQ(HostStat(top + "/h").st_nlink, 2u);
+  EXPECT_EQ(LendCall(sock, req(LendOp::kUnlink).Str("d").I32(AT_REMOVEDIR).Take(), dir), 0);
+  EXPECT_EQ(access((top + "/d").c_str(), F_OK), -1);
+  EXPECT_EQ(RawCall(sock, Writer().U32(static_cast<uint32_t>(Op::kAttach)).Str("/").Take()), 0);
+  close(file);
+  close(dir);
+  close(sock);
+  int status = 0;
+  ASSERT_EQ(waitpid(proc->pid, &status, 0), proc->pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  nftw(top.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 TEST(GoferProtocolTest, ReaderRejectsShortInput) {
   Writer w;
   w.U32(7).Str("abc").U64(9);
