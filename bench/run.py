@@ -2,6 +2,7 @@
 """Benchmarks sentry-run against native and gVisor's runsc: one command, one table.
 
     bench/run.py [--runs=N] [--quick] [--only=NAME,...] [--build-dir=DIR] [--json=FILE]
+                 [--baseline-build=DIR]
 
 Builds the `bench` target (sentry-run, the gofer, the stub and bench/programs) in --build-dir
 (default: build), generates the workloads' inputs in a temporary directory, runs every
@@ -9,6 +10,11 @@ benchmark N times (default 5; --quick: once) in each column -- native, sentry pt
 seccomp, runsc ptrace -- and prints the medians with their ratio to native. A column that is
 absent or fails to run `true` prints "n/a"; a benchmark that fails prints "fail". The results,
 every repetition included, go to --json (default bench/results/latest.json).
+
+--baseline-build=DIR adds a column per platform for another build's sentry-run (say, the commit
+before a change), run right after the current one in every round, and prints per row the median
+of the paired ratios current/baseline, naming every row slower than the baseline by more than 5%
+(bench/benchlib/baseline.py). DIR must be configured and built (its `bench` target) already.
 
 --smoke is the CTest smoke test: --tiny inputs, one run, no runsc; exit status 1 if a benchmark
 fails natively or under sentry-run. Without --smoke only a native failure gives status 1.
@@ -23,7 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import benchmarks, columns, floor, measure, report, workdir  # noqa: E402
+from benchlib import baseline, benchmarks, columns, floor, measure, report, workdir  # noqa: E402
 
 MEMORY_ROW = "peak RSS (sleep 1)"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,12 +51,17 @@ def parse_args():
     p.add_argument("--gofer-column", action="store_true",
                    help="add a column: sentry seccomp with --file-access=gofer")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"))
+    p.add_argument("--baseline-build", metavar="DIR",
+                   help="another build dir: its sentry-run gets a column per platform, and "
+                        "each row the paired ratio current/baseline")
     p.add_argument("--no-build", action="store_true", help="use --build-dir as it is")
     p.add_argument("--json", default=os.path.join(REPO, "bench", "results", "latest.json"))
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds before one run is killed (default 300, smoke 30)")
     args = p.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
+    if args.baseline_build:
+        args.baseline_build = os.path.abspath(args.baseline_build)
     if args.quick or args.smoke:
         args.runs = 1
     if args.timeout is None:
@@ -86,7 +97,7 @@ def run_benchmark(bench, cols, ctx, args):
         bench.prepare(ctx)
     cells = {c.name: [] for c in cols if not c.unavailable}
     for rep in range(args.runs):
-        for column in cols:
+        for column in columns.round_order(cols, rep):
             if column.unavailable:
                 continue
             cell = measure.run_cell(bench, column, ctx, args.timeout)
@@ -95,29 +106,37 @@ def run_benchmark(bench, cols, ctx, args):
             print(f"  {bench.name} [{column.name}] #{rep + 1}: {shown}", file=sys.stderr)
     if bench.same_output:
         check_output(bench, cells)
-    return report.summarize(bench, cols, cells)
+    row = report.summarize(bench, cols, cells)
+    baseline.add_ratios(row, cols, {name: [c.value for c in runs]
+                                    for name, runs in cells.items()})
+    return row
 
 
 def memory_row(cols, args):
     """Peak RSS of the sandbox's own processes (Sentry + gofer) for a `sleep 1` guest."""
     row = {"benchmark": MEMORY_ROW, "unit": "MiB", "higher_is_better": False,
            "columns": {}}
+    rounds = {}  # per column, per repetition: MiB or None, for the baseline's pairs
     for column in cols:
         if column.name == "native" or column.unavailable:
             row["columns"][column.name] = {"unavailable": column.unavailable or "no sandbox"}
             continue
         values, errors, detail = [], [], []
+        rounds[column.name] = []
         for _ in range(args.runs):
             try:
                 mib, per_process = measure.peak_memory_mib(column, args.timeout)
                 values.append(mib)
                 detail.append(per_process)
+                rounds[column.name].append(mib)
             except RuntimeError as e:
                 errors.append(str(e))
+                rounds[column.name].append(None)
         median = statistics.median(values) if values else None
         row["columns"][column.name] = {"values": values, "median": median, "errors": errors,
                                        "per_process_kib": detail}
         print(f"  peak RSS [{column.name}]: {values} MiB {errors or ''}", file=sys.stderr)
+    baseline.add_ratios(row, cols, rounds)
     return row
 
 
@@ -139,8 +158,11 @@ def main():
     if not args.no_build:
         build(args.build_dir)
     sentry_run = os.path.join(args.build_dir, "bin", "sentry-run")
+    baseline_run = (os.path.join(args.baseline_build, "bin", "sentry-run")
+                    if args.baseline_build else None)
     cols = columns.all_columns(sentry_run, with_runsc=not (args.no_runsc or args.smoke),
-                               with_audit=args.audit, with_gofer=args.gofer_column)
+                               with_audit=args.audit, with_gofer=args.gofer_column,
+                               baseline_run=baseline_run)
     for column in cols:
         column.probe()
         print(f"column {column.name}: {column.unavailable or 'ok'}", file=sys.stderr)
@@ -175,7 +197,10 @@ def main():
             "columns": {c.name: c.unavailable or "ok" for c in cols}}
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     geomeans = report.workload_geomeans(rows, cols)
-    report.write_json(args.json, meta, rows, {"real_workload_geomean_ratio": geomeans})
+    summary = {"real_workload_geomean_ratio": geomeans}
+    if args.baseline_build:
+        summary["baseline"] = baseline.summary(rows, cols, args.baseline_build)
+    report.write_json(args.json, meta, rows, summary)
     print(report.table(rows, cols))
     if any(row.get("real_workload") for row in rows):
         print(report.geomean_line(geomeans))
@@ -183,6 +208,11 @@ def main():
     if floors:
         print("\nfloor = native + syscalls x the column's getpid trip (bench/benchlib/floor.py)")
         print(floors)
+    if args.baseline_build:
+        print("\nmedian of the paired ratios current/baseline, cost-wise (> 1 is slower than "
+              "the baseline) [lowest-highest pair]")
+        print(baseline.table(rows, cols))
+        print(baseline.summary_line(summary["baseline"]))
     notes = report.notes(rows, cols)
     if notes:
         print("\n" + notes)

@@ -73,12 +73,18 @@ class Native(Column):
 
 
 class SentryRun(Column):
-    def __init__(self, sentry_run, platform, audited=False, file_access=None):
+    def __init__(self, sentry_run, platform, audited=False, file_access=None, baseline=False):
         self.sentry_run = sentry_run
         self.platform = platform
         self.name = f"sentry {platform}" + (" +policy+audit" if audited else "")
         if file_access:
             self.name += f" {file_access}"
+        # A column of the --baseline-build: another build's sentry-run, run with the same
+        # bench programs and inputs. `twin` is set on the current column it is compared with.
+        self.is_baseline = baseline
+        self.twin = None
+        if baseline:
+            self.name = f"baseline {platform}"
         self.binds = []  # host directories bound read-write at the same path
         # The agent set-up of issue 12: a policy file (read, validated, globs expanded at
         # start-up) and the audit trail on (its JSON lines written, here to /dev/null).
@@ -126,8 +132,18 @@ class Runsc(Column):
         return [self.runsc, "--platform=ptrace", "--network=none", "do"] + list(argv)
 
 
-def all_columns(sentry_run, with_runsc=True, with_audit=False, with_gofer=False):
-    columns = [Native(), SentryRun(sentry_run, "ptrace"), SentryRun(sentry_run, "seccomp")]
+def all_columns(sentry_run, with_runsc=True, with_audit=False, with_gofer=False,
+                baseline_run=None):
+    """The columns in the order each round runs them. With baseline_run (another build's
+    sentry-run), each platform's baseline column runs right after the current one, so the two
+    of a pair share the same moment of the machine."""
+    columns = [Native()]
+    for platform in ("ptrace", "seccomp"):
+        current = SentryRun(sentry_run, platform)
+        columns.append(current)
+        if baseline_run:
+            current.twin = SentryRun(baseline_run, platform, baseline=True)
+            columns.append(current.twin)
     if with_audit:
         columns.append(SentryRun(sentry_run, "seccomp", audited=True))
     if with_gofer:
@@ -135,3 +151,16 @@ def all_columns(sentry_run, with_runsc=True, with_audit=False, with_gofer=False)
     if with_runsc:
         columns.append(Runsc())
     return columns
+
+
+def round_order(cols, rep):
+    """The columns in the order round `rep` runs them: as listed, except that every other
+    round runs a baseline column before its twin, so neither side of a pair always comes
+    first (after native, or after the other build)."""
+    order = list(cols)
+    if rep % 2:
+        for i in range(len(order) - 1):
+            if getattr(order[i], "twin", None) is order[i + 1]:
+                order[i], order[i + 1] = order[i + 1], order[i]
+    return order
+

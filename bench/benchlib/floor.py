@@ -17,12 +17,18 @@ import tempfile
 from . import benchmarks, columns, measure
 
 
+def _counted(column):
+    """Whether the column gets a floor: this build's sentry columns (a baseline build may
+    predate --stats)."""
+    return isinstance(column, columns.SentryRun) and not column.is_baseline
+
+
 def trips_ns(cols, ctx, timeout_s):
     """Per sentry column, the median of three getpid measurements in ns, or None."""
     bench = benchmarks.syscall_bench("getpid")
     trips = {}
     for column in cols:
-        if not isinstance(column, columns.SentryRun) or column.unavailable:
+        if not _counted(column) or column.unavailable:
             continue
         values = [measure.run_cell(bench, column, ctx, timeout_s).value for _ in range(3)]
         values = sorted(v for v in values if v is not None)
@@ -68,7 +74,7 @@ def add_floor(row, bench, cols, ctx, timeout_s, trips):
 
 def table(rows, cols):
     """Per row with a floor: syscalls, and per sentry column floor ms and sentry/floor."""
-    names = [c.name for c in cols if isinstance(c, columns.SentryRun)]
+    names = [c.name for c in cols if _counted(c)]
     lines = [["benchmark", "syscalls"] + [f"{n}: floor ms, /floor" for n in names]]
     for row in rows:
         cells = [row["columns"].get(n, {}) for n in names]
