@@ -33,18 +33,23 @@ Handle HandleTable::AddSealedDir(const struct stat& st, size_t attach) {
   return h;
 }
 
-Handle HandleTable::AddFile(Handle parent, std::string name) {
+Handle HandleTable::AddFile(Handle parent, std::string name, bool indexed) {
   HandleEntry& p = entries_.at(parent);
   p.refs++;
   Handle h = next_++;
   HandleEntry& e = entries_[h];
   e.attach = p.attach;
   e.parent = parent;
-  SetName(h, e, name);
+  e.indexed = indexed;
+  SetName(h, e, std::move(name));
   return h;
 }
 
-void HandleTable::SetName(Handle h, HandleEntry& e, const std::string& name) {
+void HandleTable::SetName(Handle h, HandleEntry& e, std::string name) {
+  if (!e.indexed) {
+    e.name = std::move(name);
+    return;
+  }
   if (!e.name.empty()) {
     auto [first, last] = by_name_.equal_range(e.name);
     for (auto it = first; it != last; ++it) {
@@ -54,8 +59,8 @@ void HandleTable::SetName(Handle h, HandleEntry& e, const std::string& name) {
       }
     }
   }
-  e.name = name;
-  if (!name.empty()) by_name_.emplace(name, h);
+  e.name = std::move(name);
+  if (!e.name.empty()) by_name_.emplace(e.name, h);
 }
 
 HandleEntry* HandleTable::Get(Handle h) {

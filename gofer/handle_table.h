@@ -42,6 +42,11 @@ struct HandleEntry {
   // Everything else. `name` is empty once the name was removed or replaced by another file.
   Handle parent = 0;  // holds a reference on the parent entry
   std::string name;
+  // In by_name_: the file lies under a writable attach point, where the gofer's own unlinks
+  // and renames must keep its name right. Under a read-only one nothing is ever removed or
+  // renamed through the gofer, and a walk of a read-only tree (du, find) need not pay for the
+  // index (5% of the Sentry's time for du -s /usr/share/man in direct mode).
+  bool indexed = false;
 
   // One reference while the client holds the handle, one per child entry naming it `parent`.
   int refs = 1;
@@ -61,8 +66,9 @@ class HandleTable {
   Handle AddDir(int fd, bool opath, const struct stat& st, uint64_t mnt_id, size_t attach);
   // Adds a sealed directory handle (no fd) that shows `st`.
   Handle AddSealedDir(const struct stat& st, size_t attach);
-  // Adds a handle for `name` in directory handle `parent` (which must be live).
-  Handle AddFile(Handle parent, std::string name);
+  // Adds a handle for `name` in directory handle `parent` (which must be live). `indexed`:
+  // whether Removed and Renamed must find it (HandleEntry::indexed).
+  Handle AddFile(Handle parent, std::string name, bool indexed = true);
 
   // The entry of a handle the client holds, or nullptr.
   HandleEntry* Get(Handle h);
@@ -90,7 +96,7 @@ class HandleTable {
   // The non-directory handles named `name` in a directory that is `dir`.
   std::vector<Handle> Named(const HandleEntry& dir, const std::string& name);
   // Gives non-directory `h` a new name ("" for none), keeping by_name_ in step.
-  void SetName(Handle h, HandleEntry& e, const std::string& name);
+  void SetName(Handle h, HandleEntry& e, std::string name);
   void Unref(Handle h);
 
   std::unordered_map<Handle, HandleEntry> entries_;  // node-based: entry pointers are stable

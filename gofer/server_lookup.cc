@@ -225,7 +225,7 @@ Result<struct stat> Server::AddChild(Handle dir, const std::string& name, Writer
       h = table_.AddDir(fd, opath, st, opened->mnt_id, d->attach);
     }
   } else {
-    h = table_.AddFile(dir, name);
+    h = table_.AddFile(dir, name, !attaches_[d->attach].read_only);
   }
   out.U64(h).Raw(st);
   return st;

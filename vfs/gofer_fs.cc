@@ -1,7 +1,17 @@
-// Inodes backed by the gofer. Attributes are cached: every gofer mount is exclusive to its
-// sandbox (the read-only root, or a bind the sandbox owns), so only our own changes move
-// them, and each change refreshes or invalidates the cache. Data goes through host fds the
-// gofer donated; only metadata crosses the socket.
+// Inodes backed by the gofer. Data goes through host fds the gofer donated; only metadata
+// crosses the socket (or, in direct mode, the in-process server).
+//
+// What is cached, and until when (docs/design-decisions.md, "File caches"):
+//  - Under a read-only attach point (the default root, an image, a :ro bind), which is taken
+//    not to change while the sandbox runs: attributes, names (the VFS's dentries), absent
+//    names and the lists of extended attributes, until the sandbox ends.
+//  - Under a read-write bind, which the host may change at any time (an agent's workspace):
+//    attributes, and with them the dentry that names the inode, for kRevalidateAfter. An
+//    older entry is checked against the host on its next use (Valid, Stat): gone, or another
+//    file under the name, and the VFS looks the name up again. Opening a file refreshes its
+//    attributes from the opened file. Absent names are never remembered, and directories are
+//    listed from the host every time, so a file the host creates appears at once.
+// Our own changes refresh or invalidate the cache in both cases.
 #include "vfs/gofer_fs.h"
 
 #include <fcntl.h>
@@ -11,8 +21,14 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 
 #include "vfs/file.h"
@@ -28,7 +44,37 @@ struct GoferSuper {
   // in a writable bind the host may replace a file while the sandbox runs (an editor's
   // atomic save in an agent's workspace), and the next open must see the new one.
   bool read_only = false;
+
+  // What the host answers for an extended attribute a file does not have, learned once per
+  // (host device, the name's namespace, whether the file is a regular file or directory):
+  // ENODATA where the file system supports the namespace, EOPNOTSUPP where it does not. With
+  // a file's list of names (GoferInode::XattrListed) it answers `ls -la`'s two questions per
+  // file (an ACL, a security label) without a host call.
+  using AbsentKey = std::tuple<dev_t, std::string, bool>;
+  std::optional<int> AbsentXattrErrno(const AbsentKey& k) {
+    absl::MutexLock l(&mu);
+    auto it = absent_xattr.find(k);
+    if (it == absent_xattr.end()) return std::nullopt;
+    return it->second;
+  }
+  void LearnAbsentXattr(const AbsentKey& k, int err) {
+    absl::MutexLock l(&mu);
+    if (absent_xattr.size() < 1024) absent_xattr.emplace(k, err);
+  }
+  absl::Mutex mu;
+  std::map<AbsentKey, int> absent_xattr ABSL_GUARDED_BY(mu);
 };
+
+// How long an inode's attributes under a read-write bind are trusted before the next use
+// asks the host again (FUSE's default attr_timeout and entry_timeout, 1 s, for the same
+// reason: a metadata walk gets the cache, an edit on the host shows within a second).
+constexpr int64_t kRevalidateAfterNs = 1'000'000'000;
+
+int64_t MonotonicNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // the vDSO's: no system call
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
 
 namespace {
 
@@ -118,7 +164,7 @@ class GoferInode final : public Inode {
   Result<struct stat> Stat() override {
     {
       absl::MutexLock l(&mu_);
-      if (valid_) return st_;
+      if (FreshLocked()) return st_;
     }
     struct stat st = SENTRY_TRY(sb_->client->Stat(h_));
     SetCached(st);
@@ -128,6 +174,27 @@ class GoferInode final : public Inode {
   void Invalidate() {
     absl::MutexLock l(&mu_);
     valid_ = false;
+  }
+  // The dentry cache's question, on every walk through a cached name. Under a read-write
+  // bind, once the attributes are older than kRevalidateAfterNs: whether the name still
+  // names this file (a handle names its file by name, so a host's rename over it or removal
+  // shows here as another inode number or type, or an error; a removed directory, which its
+  // handle holds open, as no links).
+  bool Valid() override {
+    if (sb_->read_only) return true;
+    ino_t ino;
+    {
+      absl::MutexLock l(&mu_);
+      if (FreshLocked()) return true;
+      ino = st_.st_ino;
+    }
+    Result<struct stat> st = sb_->client->Stat(h_);
+    if (!st.ok() || (st->st_mode & S_IFMT) != type_ || st->st_ino != ino ||
+        (S_ISDIR(type_) && st->st_nlink == 0)) {
+      return false;
+    }
+    SetCached(*st);
+    return true;
   }
 
   dev_t dev() const { return sb_->dev; }
@@ -229,7 +296,8 @@ class GoferInode final : public Inode {
       fd = NewFd(flags & (O_ACCMODE | O_APPEND), host_fd);
     }
     // The open itself must reach the host now (permissions, EMFILE); later uses reopen.
-    SENTRY_TRY(fd->Get());
+    auto hold = SENTRY_TRY(fd->Get());
+    if (!sb_->read_only) RefreshFrom(hold->fd);
     if (type_ == S_IFIFO) fd->Pin();  // a FIFO opened again is a new reader or writer
     return FileRef(std::make_shared<HostFileDescription>(std::move(fd), flags, std::move(self)));
   }
@@ -248,13 +316,35 @@ class GoferInode final : public Inode {
   }
   Result<struct statfs> StatFs() override { return sb_->client->StatFs(h_); }
   Result<std::string> GetXattr(const std::string& name) override {
-    return sb_->client->GetXattr(h_, name);
+    std::optional<bool> listed = XattrListed(name);
+    if (!listed || *listed) return sb_->client->GetXattr(h_, name);
+    // Absent: the host's answer for this kind of file and namespace, asked once.
+    size_t dot = name.find('.');
+    GoferSuper::AbsentKey key{HostDev(), name.substr(0, dot == std::string::npos ? 0 : dot + 1),
+                              type_ == S_IFREG || type_ == S_IFDIR};
+    if (std::optional<int> err = sb_->AbsentXattrErrno(key)) return Errno(*err);
+    Result<std::string> r = sb_->client->GetXattr(h_, name);
+    if (!r.ok() && (r.error().code() == ENODATA || r.error().code() == EOPNOTSUPP)) {
+      sb_->LearnAbsentXattr(key, r.error().code());
+    }
+    return r;
   }
-  Result<std::vector<std::string>> ListXattr() override { return sb_->client->ListXattr(h_); }
+  Result<std::vector<std::string>> ListXattr() override {
+    SENTRY_TRY(Stat());  // current attributes: the list is kept only while ctime is
+    {
+      absl::MutexLock l(&mu_);
+      if (XattrsCurrentLocked()) return std::vector<std::string>(xattrs_->begin(), xattrs_->end());
+    }
+    std::vector<std::string> names = SENTRY_TRY(sb_->client->ListXattr(h_));
+    KeepXattrs(names);
+    return names;
+  }
   Result<void> SetXattr(const std::string& name, const std::string& value, int flags) override {
+    DropXattrs();
     return sb_->client->SetXattr(h_, name, value, flags);
   }
   Result<void> RemoveXattr(const std::string& name) override {
+    DropXattrs();
     return sb_->client->RemoveXattr(h_, name);
   }
 
@@ -263,6 +353,53 @@ class GoferInode final : public Inode {
   static constexpr size_t kMaxAbsent = 4096;
 
   InodeRef Wrap(const gofer::Node& n) { return std::make_shared<GoferInode>(sb_, n); }
+
+  // Whether the cached attributes may be used without asking the host.
+  bool FreshLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return valid_ && (sb_->read_only || MonotonicNs() - stamp_ns_ < kRevalidateAfterNs);
+  }
+  dev_t HostDev() {
+    absl::MutexLock l(&mu_);
+    return host_dev_;
+  }
+  // After an open under a read-write bind: the attributes of the file just opened, which is
+  // what the name names now.
+  void RefreshFrom(int fd) {
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type_) SetCached(st);
+  }
+
+  // Extended attributes. A file's list of names is kept while its ctime (which every change
+  // of an extended attribute moves) stays what it was when listed; under a read-only attach
+  // point that is until the sandbox ends. Whether `name` is among them; nullopt if the list
+  // could not be had (then ask for the attribute itself).
+  std::optional<bool> XattrListed(const std::string& name) {
+    if (!Stat().ok()) return std::nullopt;
+    {
+      absl::MutexLock l(&mu_);
+      if (XattrsCurrentLocked()) return xattrs_->count(name) != 0;
+    }
+    Result<std::vector<std::string>> names = sb_->client->ListXattr(h_);
+    if (!names.ok()) return std::nullopt;
+    KeepXattrs(*names);
+    return std::find(names->begin(), names->end(), name) != names->end();
+  }
+  bool XattrsCurrentLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return xattrs_ && valid_ && xattrs_ctime_.tv_sec == st_.st_ctim.tv_sec &&
+           xattrs_ctime_.tv_nsec == st_.st_ctim.tv_nsec;
+  }
+  // Keeps `names`, listed after the attributes now cached were taken.
+  void KeepXattrs(const std::vector<std::string>& names) {
+    absl::MutexLock l(&mu_);
+    if (!valid_) return;
+    xattrs_ = std::make_unique<std::set<std::string>>(names.begin(), names.end());
+    xattrs_ctime_ = st_.st_ctim;
+  }
+  void DropXattrs() {
+    absl::MutexLock l(&mu_);
+    xattrs_.reset();
+    valid_ = false;  // the change moves ctime
+  }
   bool KnownAbsent(const std::string& name) {
     if (!sb_->read_only) return false;
     absl::MutexLock l(&mu_);
@@ -309,6 +446,7 @@ class GoferInode final : public Inode {
     host_dev_ = st.st_dev;
     st_.st_dev = sb_->dev;
     valid_ = true;
+    stamp_ns_ = sb_->read_only ? 0 : MonotonicNs();
   }
   // The fd Create returned, kept for the open that follows the create.
   void StashFd(int fd) {
@@ -327,6 +465,9 @@ class GoferInode final : public Inode {
   struct stat st_ ABSL_GUARDED_BY(mu_) {};
   dev_t host_dev_ ABSL_GUARDED_BY(mu_) = 0;  // st_.st_dev is the sandbox's device number
   bool valid_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t stamp_ns_ ABSL_GUARDED_BY(mu_) = 0;  // when st_ was taken (read-write binds)
+  std::unique_ptr<std::set<std::string>> xattrs_ ABSL_GUARDED_BY(mu_);  // XattrListed
+  struct timespec xattrs_ctime_ ABSL_GUARDED_BY(mu_) {};
   std::unordered_set<std::string> absent_ ABSL_GUARDED_BY(mu_);  // read-only attach only
   std::string link_target_ ABSL_GUARDED_BY(mu_);
   int stashed_fd_ ABSL_GUARDED_BY(mu_) = -1;

@@ -263,6 +263,17 @@ class OverlayInode final : public Inode {
 
   Result<std::vector<DirEntry>> ReadDirLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sb_->mu_) {
     if (!IsDir()) return Errno(ENOTDIR);
+    if (!upper_ && lower_ && whiteouts_.empty()) {
+      // Nothing to merge (the common case of a tree only read): the lower's listing in its
+      // order, as overlayfs passes a directory that is not merged through. The merge (a
+      // sorted map of every name) was 4% of the Sentry's samples for `du -s /usr/share/man`.
+      std::vector<DirEntry> out = SENTRY_TRY(lower_->ReadDir());
+      if (children_.empty()) return out;
+      for (DirEntry& e : out) {
+        if (auto it = children_.find(e.name); it != children_.end()) e.ino = it->second->ino_;
+      }
+      return out;
+    }
     std::map<std::string, DirEntry> merged;
     if (lower_ && !opaque_) {
       for (auto& e : SENTRY_TRY(lower_->ReadDir())) {

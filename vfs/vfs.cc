@@ -203,18 +203,28 @@ Path Vfs::Root() {
   return {init_ns_->root_, init_ns_->root_->root_};
 }
 
+// A cached name is checked with Inode::Valid outside mu_: a file system may ask the host
+// (a gofer inode under a read-write bind whose attributes are old, vfs/gofer_fs.cc). A name
+// found stale is looked up again; if it is gone, its dentry is dropped as an unlink would.
 Result<DentryRef> Vfs::Child(const DentryRef& dir, const std::string& name, bool for_read) {
   for (int attempt = 0;; attempt++) {
     uint64_t generation;
+    DentryRef cached;
     {
       absl::MutexLock l(&mu_);
       if (dir->deleted_) return Errno(ENOENT);
       auto it = dir->children_.find(name);
-      if (it != dir->children_.end() && it->second->inode()->Valid()) return it->second;
+      if (it != dir->children_.end()) cached = it->second;
       generation = dir->generation_;
     }
-    InodeRef ino =
-        SENTRY_TRY(for_read ? dir->inode()->LookupForRead(name) : dir->inode()->Lookup(name));
+    if (cached && cached->inode()->Valid()) return cached;
+    Result<InodeRef> found =
+        for_read ? dir->inode()->LookupForRead(name) : dir->inode()->Lookup(name);
+    if (!found.ok()) {
+      if (cached && found.error().code() == ENOENT) DropStale(dir, name, cached);
+      return found.error();
+    }
+    InodeRef ino = std::move(*found);
     absl::MutexLock l(&mu_);
     if (dir->generation_ != generation) {
       // The directory changed while we looked: what we found may be what a rename or unlink
@@ -223,9 +233,21 @@ Result<DentryRef> Vfs::Child(const DentryRef& dir, const std::string& name, bool
       return std::make_shared<Dentry>(name, dir, std::move(ino));
     }
     auto& slot = dir->children_[name];
-    if (!slot || slot->inode() != ino) slot = std::make_shared<Dentry>(name, dir, std::move(ino));
+    if (!slot || slot->inode() != ino) {
+      if (cached && slot == cached) cached->deleted_ = true;  // the host replaced it
+      slot = std::make_shared<Dentry>(name, dir, std::move(ino));
+    }
     return slot;
   }
+}
+
+void Vfs::DropStale(const DentryRef& dir, const std::string& name, const DentryRef& stale) {
+  absl::MutexLock l(&mu_);
+  auto it = dir->children_.find(name);
+  if (it == dir->children_.end() || it->second != stale) return;
+  dir->generation_++;
+  stale->deleted_ = true;
+  dir->children_.erase(it);
 }
 
 DentryRef Vfs::Created(const DentryRef& dir, const std::string& name, InodeRef ino,

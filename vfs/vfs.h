@@ -253,6 +253,9 @@ class Vfs {
   DentryRef Created(const DentryRef& dir, const std::string& name, InodeRef ino,
                     uint64_t generation);
   uint64_t Generation(const DentryRef& dir);
+  // Drops `stale`, the dentry of `name` in `dir` whose file the host removed, if it is still
+  // there.
+  void DropStale(const DentryRef& dir, const std::string& name, const DentryRef& stale);
   Path CrossMounts(Path p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string PathStringLocked(const Path& root, const Path& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Path ParentLocked(const Path& root, const Path& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

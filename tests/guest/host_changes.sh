@@ -1,9 +1,12 @@
 #!/bin/sh
 # Changes the host makes under a read-write bind while the sandbox runs appear in the guest:
 # a file replaced by rename (an editor's atomic save), a new file, a new directory, a file
-# grown in place, and a removed file gone from the listing. (Known gap, in both modes: a name
-# the guest had looked up before the host removed it still answers `[ -e ]` from the dentry
-# cache; revalidation is issue 13's cache item.)
+# grown in place, and a removed file gone from the listing. Then the cache's coherence rule
+# for read-write binds (vfs/gofer_fs.cc): once the guest's cached attributes are older than
+# the revalidation interval (1 s), a path stat of a file the host appended to (and the guest
+# stat'ed, never opened) shows its new size, and the
+# removed file, which the guest had looked up, no longer exists (`[ -e ]`, `stat`). With a
+# cache that never revalidates, both answer from before the host's change.
 #
 #   host_changes.sh SENTRY_RUN FILE_ACCESS
 #
@@ -19,9 +22,11 @@ trap 'rm -rf "$ws" "$out"' EXIT
 echo old >"$ws/saved"
 echo gone >"$ws/removed"
 echo short >"$ws/grown"
+echo short >"$ws/statted"
 "$sentry_run" --file-access="$file_access" --workspace "$ws" --tty=never -- /bin/sh -c '
   cd "$1" || exit 3
   cat saved removed grown >/dev/null
+  stat -c %s statted >/dev/null
   ls >/dev/null
   : >seen
   i=0
@@ -30,7 +35,12 @@ echo short >"$ws/grown"
   cat new
   ls -d newdir
   wc -c <grown
-  ls | sort | tr "\n" " "; echo' sh "$ws" </dev/null >"$out" 2>&1 &
+  ls | sort | tr "\n" " "; echo
+  sleep 1.5
+  stat -c %s statted
+  [ -e removed ] && echo "removed still exists"
+  stat removed >/dev/null 2>&1 && echo "removed still stats"
+  echo end' sh "$ws" </dev/null >"$out" 2>&1 &
 run=$!
 i=0
 while [ ! -e "$ws/seen" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
@@ -39,6 +49,7 @@ echo hello >"$ws/new"
 mkdir "$ws/newdir"
 rm "$ws/removed"
 echo "much longer now" >>"$ws/grown"
+echo "much longer now" >>"$ws/statted"
 touch "$ws/ready"
 wait "$run"
 status=$?
@@ -46,7 +57,9 @@ want="newer
 hello
 newdir
 22
-grown new newdir ready saved seen "
+grown new newdir ready saved seen statted 
+22
+end"
 if [ "$status" -ne 0 ] || [ "$(cat "$out")" != "$want" ]; then
   echo "FAIL ($file_access): status $status; the guest saw:"
   cat "$out"
