@@ -16,7 +16,9 @@ import time
 import fcntl
 import termios
 
-# What is typed, in order: bytes, a pause in seconds, or ("resize", rows, cols).
+# What is typed, in order: bytes, a pause in seconds, or ("resize", rows, cols). A line that
+# is not followed by a pause is followed by the shell's next prompt before anything else is
+# typed (else, on a loaded machine, the next line is echoed before the command's output).
 SESSION = [
     b"stty size; tty\r",
     b"ps -o tty= -p $$\r",
@@ -33,6 +35,10 @@ SESSION = [
 ]
 
 
+# bash's prompt (root's or a user's) at the end of what came back: the shell waits for a line.
+PROMPT = re.compile(rb"[#$] $")
+
+
 def run(argv):
     pid, fd = pty.fork()
     if pid == 0:
@@ -42,6 +48,7 @@ def run(argv):
     out = b""
     pending = list(SESSION)
     next_at = time.time() + 1.0
+    prompt_after = None  # wait for a prompt in out[prompt_after:] before the next item
     deadline = time.time() + 60
     while time.time() < deadline:
         r, _, _ = select.select([fd], [], [], 0.05)
@@ -53,6 +60,10 @@ def run(argv):
             if not data:
                 break
             out += data
+        if prompt_after is not None:
+            if PROMPT.search(out[prompt_after:]) is None and time.time() < next_at + 15:
+                continue
+            prompt_after = None
         if pending and time.time() >= next_at:
             item = pending.pop(0)
             if isinstance(item, float):
@@ -62,6 +73,8 @@ def run(argv):
                 fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", item[1], item[2], 0, 0))
             else:
                 os.write(fd, item)
+                if item.endswith(b"\r") and pending and not isinstance(pending[0], float):
+                    prompt_after = len(out)
             next_at = time.time() + 0.4
     else:
         os.kill(pid, 9)
