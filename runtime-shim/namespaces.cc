@@ -176,14 +176,21 @@ absl::Status PrepareHostView() {
   return absl::OkStatus();
 }
 
-uint64_t FileCapabilities(const gofer::Client& client) {
-  if (!client.direct()) return 0;
+uint64_t FileCapabilities(bool direct_files) {
+  if (!direct_files) return 0;
   // Reading and opening only: every change of owner, mode, times or xattrs is the gofer's
   // (gofer/lend.cc), so CAP_FOWNER and CAP_CHOWN stay with it.
   return (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH);
 }
 
 absl::Status EnterEmptyRoot(uint64_t keep) {
+  // A mount namespace of its own first: the gofer, forked from this process, may still be
+  // setting itself up in the one they share (it opens its attach points by path, then
+  // unshares), and must not find the host's root gone from under it.
+  if (unshare(CLONE_NEWNS) != 0) return Step("unshare the mount namespace");
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return Step("make the mounts private");
+  }
   unsigned long flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
   if (mount("sentry-root", kNewRootAt, "tmpfs", flags, "size=4k,mode=0555") != 0) {
     return Step("mount the empty root (tmpfs)");

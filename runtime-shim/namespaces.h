@@ -50,8 +50,10 @@ absl::Status EnterEmptyRoot(uint64_t keep = 0);
 // The capabilities the Sentry keeps when it serves some attach point itself
 // (docs/design-decisions.md): CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, the gofer's for
 // reading and opening; the changes, with CAP_FOWNER and CAP_CHOWN, stay the gofer's
-// (gofer/lend.cc). 0 in gofer mode.
-uint64_t FileCapabilities(const gofer::Client& client);
+// (gofer/lend.cc). 0 in gofer mode. Decided by the option, before the gofer answers (so
+// that the Sentry can leave the host's root while the gofer starts): were no root donated
+// after all, the two are kept unused.
+uint64_t FileCapabilities(bool direct_files);
 
 // Closes PrepareHostView's procfs once the platform has started: from then on, the Sentry
 // reaches no path outside its empty root.

@@ -103,11 +103,15 @@ Result<vfs::Path> MakeDirs(vfs::Vfs& v, const vfs::Context& ctx, const std::stri
 }
 
 // Copies host file `host` to the guest path `guest` (SandboxOptions::file_copies).
-absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string& host,
-                        const std::string& guest) {
+// A host file's contents, read before the Sentry leaves the host's root (CopyFileIn).
+absl::StatusOr<std::string> ReadHostFile(const std::string& host) {
   std::ifstream in(host, std::ios::binary);
   if (!in) return absl::NotFoundError(host + ": " + strerror(errno));
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string& data,
+                        const std::string& guest) {
   std::string dir = guest.substr(0, guest.rfind('/'));
   if (auto r = MakeDirs(v, ctx, dir); !r.ok()) return Err("mkdir " + dir, r.error());
   auto f = v.Open(ctx, ctx.root, guest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -148,8 +152,11 @@ Result<vfs::InodeRef> LookupBelow(vfs::InodeRef dir, const std::string& path) {
 }
 
 // Builds the guest's file system: overlay(gofer root, tmpfs) with /dev, /proc and binds.
+// `copies`: the contents of opts.file_copies, in order (read while the host's root was
+// still reachable; this runs in the empty root).
 absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
                                                   std::shared_ptr<gofer::Client> client,
+                                                  const std::vector<std::string>& copies,
                                                   vfs::InodeRef* review_root) {
   bool ro = true;
   auto lower = vfs::NewGoferRoot(client, "/", &ro);
@@ -179,8 +186,8 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   // and the sandbox's CPUs).
   if (auto r = MakeDirs(*v, ctx, "/proc"); !r.ok()) return Err("/proc", r.error());
   if (auto r = MakeDirs(*v, ctx, "/sys"); !r.ok()) return Err("/sys", r.error());
-  for (const auto& file : opts.file_copies) {
-    SENTRY_RETURN_IF_ERROR(CopyFileIn(*v, ctx, file.host, file.guest));
+  for (size_t i = 0; i < opts.file_copies.size(); i++) {
+    SENTRY_RETURN_IF_ERROR(CopyFileIn(*v, ctx, copies[i], opts.file_copies[i].guest));
   }
   for (const auto& dir : opts.tmpfs_mounts) {
     SENTRY_RETURN_IF_ERROR(mount(dir, vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
@@ -435,7 +442,28 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     SENTRY_RETURN_IF_ERROR(CheckProgram(*found));
     prog = *found;
   }
+  // What the file system will need of the host's paths, read now.
+  std::vector<std::string> copies;
+  for (const auto& file : opts.file_copies) {
+    auto data = ReadHostFile(file.host);
+    if (!data.ok()) return data.status();
+    copies.push_back(std::move(*data));
+  }
+  // For a closed stdio fd of the caller's (the empty root has no /dev/null).
+  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   startup::Mark("program found");
+  // While the gofer sets itself up on the other core: leave the host's root and start the
+  // platform, neither of which needs the gofer. The gofer has its own view of the host; the
+  // Sentry keeps only the fds it opened. Before the platform starts threads: capabilities
+  // are dropped per thread.
+  if (!opts.unsafe_no_confinement) {
+    SENTRY_RETURN_IF_ERROR(EnterEmptyRoot(FileCapabilities(opts.direct_files)));
+  }
+  startup::Mark("empty root entered");
+  auto platform = platform::NewPlatform(opts.platform);
+  if (!platform.ok()) return platform.status();
+  ForgetHostProc();
+  startup::Mark("platform started");
   SENTRY_RETURN_IF_ERROR(gofer::AwaitGofer(*gp));
   startup::Mark("gofer serving");
   auto client = std::make_shared<gofer::Client>(gp->sock);
@@ -449,23 +477,11 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     for (const auto& m : gmounts) names.push_back(m.name);
     client->GoDirect(names, gopts);  // a mount whose fd did not come stays with the gofer
   }
+  if (client->direct()) client->WatchPeer();  // after the drop: threads inherit capabilities
   vfs::InodeRef review_root;
-  auto vfs_or = BuildVfs(opts, client, &review_root);
+  auto vfs_or = BuildVfs(opts, client, copies, &review_root);
   if (!vfs_or.ok()) return vfs_or.status();
   startup::Mark("file system built (gofer attached)");
-  // The gofer has its own view of the host; the Sentry keeps only the fds it opened. Before
-  // the platform starts threads: capabilities are dropped per thread.
-  // For a closed stdio fd of the caller's (the empty root has no /dev/null).
-  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (!opts.unsafe_no_confinement) {
-    SENTRY_RETURN_IF_ERROR(EnterEmptyRoot(FileCapabilities(*client)));
-  }
-  if (client->direct()) client->WatchPeer();  // after the drop: threads inherit capabilities
-  startup::Mark("empty root entered");
-  auto platform = platform::NewPlatform(opts.platform);
-  if (!platform.ok()) return platform.status();
-  ForgetHostProc();
-  startup::Mark("platform started");
 
   kernel::Kernel k(std::move(*platform), std::move(*vfs_or));
   {
