@@ -13,6 +13,8 @@ import os
 import statistics
 import subprocess
 
+from . import report
+
 THRESHOLD = 1.05  # "slower" means a median paired ratio above this
 
 
@@ -98,12 +100,7 @@ def table(rows, cols):
             text = f"{vs['median_ratio']:.3f} [{min(vs['ratios']):.2f}-{max(vs['ratios']):.2f}]"
             cells.append(text + (" SLOWER" if vs["median_ratio"] > THRESHOLD else ""))
         lines.append([row["benchmark"]] + cells)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    out = ["  ".join([line[0].ljust(widths[0])] +
-                     [t.rjust(w) for t, w in zip(line[1:], widths[1:])]).rstrip()
-           for line in lines]
-    out.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return report.aligned(lines)
 
 
 def summary_line(info):

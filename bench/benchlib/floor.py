@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 
-from . import benchmarks, columns, measure
+from . import benchmarks, columns, measure, report
 
 
 def _counted(column):
@@ -86,9 +86,4 @@ def table(rows, cols):
             for c in cells])
     if len(lines) == 1:
         return ""
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    out = ["  ".join([line[0].ljust(widths[0])] +
-                     [t.rjust(w) for t, w in zip(line[1:], widths[1:])]).rstrip()
-           for line in lines]
-    out.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return report.aligned(lines)

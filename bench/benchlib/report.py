@@ -101,6 +101,17 @@ def table(rows, columns):
     return "\n".join(out)
 
 
+def aligned(lines):
+    """Lines of cells as a text table: the first cell left-aligned, the others right-aligned,
+    a rule under the first line (the header)."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    out = ["  ".join([line[0].ljust(widths[0])] +
+                     [t.rjust(w) for t, w in zip(line[1:], widths[1:])]).rstrip()
+           for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
 def notes(rows, columns):
     """Why columns are n/a and why cells failed, one line each."""
     out = [f"n/a {c.name}: {c.unavailable}" for c in columns if c.unavailable]

@@ -597,14 +597,15 @@ TEST(GoferStartTest, ReportsStartupFailures) {
   EXPECT_FALSE(StartGofer(SENTRY_BINARY, {{"a=b", "/tmp", false}}).ok());
 }
 
-// Sends a raw request and returns the errno of its reply (-1 if there was none).
-int RawCall(int sock, const std::string& msg) {
-  if (SendMessage(sock, msg) != 0) return -1;
+// Sends a raw request (with `fd` and `fd2` if >= 0) and returns the errno of its reply (-1
+// if there was none).
+int RawCall(int sock, const std::string& msg, int fd = -1, int fd2 = -1) {
+  if (SendMessage(sock, msg, fd, fd2) != 0) return -1;
   std::vector<char> buf(kMaxMessage);
   size_t len = 0;
-  int fd = -1;
-  if (RecvMessage(sock, buf.data(), buf.size(), &len, &fd) != 0) return -1;
-  if (fd >= 0) close(fd);
+  int got = -1;
+  if (RecvMessage(sock, buf.data(), buf.size(), &len, &got) != 0) return -1;
+  if (got >= 0) close(got);
   Reader r(buf.data(), len);
   return r.I32();
 }
@@ -663,17 +664,7 @@ TEST(GoferProtocolTest, FdLostToEmfileIsNotAProtocolError) {
 // kLend (direct file access): the gofer makes a change on fds the Sentry lends, and checks
 // the request itself whatever the Sentry claims.
 int LendCall(int sock, const std::string& msg, int fd, int fd2 = -1) {
-  if (SendMessage(sock, Writer().U32(static_cast<uint32_t>(Op::kLend)).Take() + msg, fd, fd2) !=
-      0) {
-    return -1;
-  }
-  std::vector<char> buf(kMaxMessage);
-  size_t len = 0;
-  int got = -1;
-  if (RecvMessage(sock, buf.data(), buf.size(), &len, &got) != 0) return -1;
-  if (got >= 0) close(got);
-  Reader r(buf.data(), len);
-  return r.I32();
+  return RawCall(sock, Writer().U32(static_cast<uint32_t>(Op::kLend)).Take() + msg, fd, fd2);
 }
 
 TEST(GoferProtocolTest, LentChangesAreCheckedByTheGofer) {
