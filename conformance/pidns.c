@@ -67,21 +67,30 @@ static void as_new_init(void (*init)(void)) {
   CHECK_EXIT(pid, 0);
 }
 
-// Starts a child (raw_clone(`flags` | SIGCHLD)) that only waits until `*release`, the write
-// end of its pipe, is closed, then exits 0: a process to look at while it lives.
-static pid_t start_parked(unsigned long flags, int *release) {
+// raw_clone(`flags` | SIGCHLD) with a pipe between parent and child: the child keeps end
+// `child_end` (0: it reads, 1: it writes), the parent the other; `*fd` is the caller's end.
+static pid_t clone_with_pipe(unsigned long flags, int child_end, int *fd) {
   int p[2];
   CHECK_EQ(pipe(p), 0);
   pid_t pid = raw_clone(flags | SIGCHLD);
   CHECK(pid >= 0);
+  int mine = pid == 0 ? child_end : 1 - child_end;
+  close(p[1 - mine]);
+  *fd = p[mine];
+  return pid;
+}
+
+// Starts a child (raw_clone(`flags` | SIGCHLD)) that only waits until `*release`, the write
+// end of its pipe, is closed, then exits 0: a process to look at while it lives.
+static pid_t start_parked(unsigned long flags, int *release) {
+  int fd;
+  pid_t pid = clone_with_pipe(flags, 0, &fd);
   if (pid == 0) {
-    close(p[1]);
     char x;
-    (void)!read(p[0], &x, 1);
+    (void)!read(fd, &x, 1);
     _exit(0);
   }
-  close(p[0]);
-  *release = p[1];
+  *release = fd;
   return pid;
 }
 
@@ -208,12 +217,9 @@ static void waits_case(void) {
 // The init of a namespace drops signals from inside that it has no handler for (SIGKILL
 // included); from its parent's namespace SIGKILL reaches it.
 static void signals_case(void) {
-  int p[2];
-  CHECK_EQ(pipe(p), 0);
-  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(pid >= 0);
+  int fd;  // the init writes, we read
+  pid_t pid = clone_with_pipe(CLONE_NEWPID, 1, &fd);
   if (pid == 0) {
-    close(p[0]);
     pid_t c = fork();
     if (c == 0) {
       if (kill(1, SIGTERM) != 0 || kill(1, SIGKILL) != 0) _exit(2);
@@ -221,14 +227,13 @@ static void signals_case(void) {
     }
     int st;
     if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0) _exit(3);
-    CHECK_EQ(write(p[1], "x", 1), 1);  // still alive
+    CHECK_EQ(write(fd, "x", 1), 1);  // still alive
     pause();
     _exit(1);
   }
-  close(p[1]);
   char x;
-  conf_read_full(p[0], &x, 1);
-  close(p[0]);
+  conf_read_full(fd, &x, 1);
+  close(fd);
   CHECK_EQ(kill(pid, SIGKILL), 0);
   CHECK_KILLED(pid, SIGKILL);
 }
@@ -236,31 +241,27 @@ static void signals_case(void) {
 // The death of the init kills the rest of the namespace, and they are gone before the
 // init's parent can reap it: the grandchild's end of a pipe is closed by then.
 static void init_death_case(void) {
-  int p[2];
-  CHECK_EQ(pipe(p), 0);
-  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(pid >= 0);
+  int fd;  // the init's end is held by its grandchild too
+  pid_t pid = clone_with_pipe(CLONE_NEWPID, 1, &fd);
   if (pid == 0) {
-    close(p[0]);
     int q[2];
     if (pipe(q) != 0) _exit(2);
     pid_t g = fork();
     if (g == 0) {
       signal(SIGTERM, SIG_IGN);
       if (write(q[1], "g", 1) != 1) _exit(2);
-      for (;;) pause();  // keeps p[1] open while it lives
+      for (;;) pause();  // keeps the pipe's write end open while it lives
     }
     char x;
     if (read(q[0], &x, 1) != 1) _exit(3);
-    close(p[1]);
+    close(fd);
     _exit(5);  // without waiting for g
   }
-  close(p[1]);
   CHECK_EXIT(pid, 5);
-  CHECK_EQ(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+  CHECK_EQ(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
   char x;
-  CHECK_EQ(read(p[0], &x, 1), 0);  // end of file, not EAGAIN: the grandchild is gone
-  close(p[0]);
+  CHECK_EQ(read(fd, &x, 1), 0);  // end of file, not EAGAIN: the grandchild is gone
+  close(fd);
 }
 
 // An orphan goes to the namespace's init, which can wait for it.
