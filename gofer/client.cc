@@ -97,15 +97,19 @@ Client::~Client() {
 
 bool Client::MarkDeadLocked() { return !dead_.exchange(true, std::memory_order_acq_rel); }
 
-Result<std::string> Client::Call(uint32_t op, const std::string& request, int* fd_out) {
+Result<std::string> Client::Call(uint32_t op, const std::string& request, int* fd_out, int lend,
+                                 int lend2) {
   if (fd_out != nullptr) *fd_out = -1;
   if (dead()) return Errno(EIO);
-  if (local_ != nullptr && IsLocal(op, request)) return CallLocal(op, request, fd_out);
+  // A request that lends fds is for the gofer itself (kLend), never the local server.
+  if (lend < 0 && local_ != nullptr && IsLocal(op, request)) {
+    return CallLocal(op, request, fd_out);
+  }
   bool died = false;
   Result<std::string> r = Errno(EIO);
   {
     absl::MutexLock lock(&mu_);
-    r = CallLocked(op, request, fd_out, &died);
+    r = CallLocked(op, request, fd_out, &died, lend, lend2);
   }
   if (died && on_death_) on_death_();
   return r;

@@ -159,8 +159,10 @@ class Client {
   void set_on_death(std::function<void()> fn) { on_death_ = std::move(fn); }
 
  private:
-  // Sends one request and waits for its reply (with an optional fd). Implemented in client.cc.
-  Result<std::string> Call(uint32_t op, const std::string& request, int* fd_out);
+  // Sends one request, with `lend` and `lend2` if >= 0, and waits for its reply (with an
+  // optional fd). Implemented in client.cc.
+  Result<std::string> Call(uint32_t op, const std::string& request, int* fd_out, int lend = -1,
+                           int lend2 = -1);
   // Call's body, sending `lend` and `lend2` with the request if >= 0. Sets *died if this
   // call found the gofer gone first.
   // Preconditions: mu_ is held.

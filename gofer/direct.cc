@@ -82,14 +82,8 @@ Result<std::string> Client::CallLocal(uint32_t op, const std::string& request, i
 }
 
 int Client::LendCall(const std::string& request, int fd, int fd2) {
-  if (dead()) return EIO;
-  bool died = false;
-  Result<std::string> r = Errno(EIO);
-  {
-    absl::MutexLock lock(&mu_);
-    r = CallLocked(Code(Op::kLend), request, nullptr, &died, fd, fd2);
-  }
-  if (died && on_death_) on_death_();
+  if (fd < 0) return EBADF;  // every lent call lends at least one fd
+  Result<std::string> r = Call(Code(Op::kLend), request, nullptr, fd, fd2);
   if (!r.ok()) return r.error().code();
   return r->empty() ? 0 : EIO;
 }

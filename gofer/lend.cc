@@ -59,13 +59,11 @@ class Host final : public Mutations {
   int Chown(int dirfd, const char* name, uid_t uid, gid_t gid, int flags) override {
     return Ret(fchownat(dirfd, name, uid, gid, flags));
   }
-  int Chmod(int dirfd, const char* name, mode_t mode, int flags) override {
+  int Chmod(int dirfd, const char* name, mode_t mode, int flags, const struct stat& st) override {
     if (syscall(kSysFchmodat2, dirfd, name, mode, flags) == 0) return 0;
     if (errno != ENOSYS) return errno;
-    // Older kernels: fchmodat follows a symlink, so look first. Only a concurrent change on
-    // the host could make it follow one after this check.
-    struct stat st;
-    if (fstatat(dirfd, name, &st, flags) != 0) return errno;
+    // Older kernels: fchmodat follows a symlink, so `st` was checked first. Only a concurrent
+    // change on the host could make it follow one after that.
     if (S_ISLNK(st.st_mode)) return EOPNOTSUPP;
     return Ret(flags & AT_EMPTY_PATH ? fchmod(dirfd, mode) : fchmodat(dirfd, name, mode, 0));
   }
@@ -121,10 +119,13 @@ class Client::Lender final : public Mutations {
   int Chown(int dirfd, const char* name, uid_t uid, gid_t gid, int flags) override {
     return Send(Req(LendOp::kChown).Str(name).U32(uid).U32(gid).I32(flags), dirfd);
   }
-  int Chmod(int dirfd, const char* name, mode_t mode, int flags) override {
+  int Chmod(int dirfd, const char* name, mode_t mode, int flags,
+            const struct stat& /*st*/) override {
     return Send(Req(LendOp::kChmod).Str(name).U32(mode).I32(flags), dirfd);
   }
-  int ClearBits(int fd, mode_t mode) override { return Send(Req(LendOp::kClearBits).U32(mode), fd); }
+  int ClearBits(int fd, mode_t mode) override {
+    return Send(Req(LendOp::kClearBits).U32(mode), fd);
+  }
   int Utimes(int dirfd, const char* name, const struct timespec ts[2], int flags) override {
     return Send(Req(LendOp::kUtimes).Str(name).Raw(ts[0]).Raw(ts[1]).I32(flags), dirfd);
   }
@@ -252,7 +253,7 @@ Result<void> Server::Lend(Reader& in, Writer& /*out*/) {
       if (call == LendOp::kUtimes) return done(host.Utimes(fd, name.c_str(), ts, flags));
       struct stat st;
       if (fstatat(fd, name.c_str(), &st, flags) != 0) return Errno(errno);
-      return done(host.Chmod(fd, name.c_str(), HostMode(S_ISDIR(st.st_mode), a), flags));
+      return done(host.Chmod(fd, name.c_str(), HostMode(S_ISDIR(st.st_mode), a), flags, st));
     }
     case LendOp::kClearBits: {
       uint32_t mode = in.U32();

@@ -98,8 +98,10 @@ class Mutations {
                      unsigned flags) = 0;
   // flags: AT_SYMLINK_NOFOLLOW, or AT_EMPTY_PATH with name "" (the directory itself).
   virtual int Chown(int dirfd, const char* name, uid_t uid, gid_t gid, int flags) = 0;
-  // chmod that never follows a symlink (EOPNOTSUPP on one); flags as Chown's.
-  virtual int Chmod(int dirfd, const char* name, mode_t mode, int flags) = 0;
+  // chmod that never follows a symlink (EOPNOTSUPP on one); flags as Chown's. `st`: the
+  // file's attributes as the caller just read them (where the host has no fchmodat2, the
+  // symlink check uses them; the gofer reads its own for a lent call).
+  virtual int Chmod(int dirfd, const char* name, mode_t mode, int flags, const struct stat& st) = 0;
   // Only clears bits of regular file `fd` (set-ID bits before a write).
   virtual int ClearBits(int fd, mode_t mode) = 0;
   virtual int Utimes(int dirfd, const char* name, const struct timespec ts[2], int flags) = 0;
@@ -222,7 +224,7 @@ class Server {
   bool chown_to_owner_ = false;
   HandleTable table_;
   Mutations* mut_ = &HostMutations();
-  int reply_fd_ = -1;  // set by Open and Create
+  int reply_fd_ = -1;          // set by Open and Create
   const int* lent_ = nullptr;  // HandleRequest's `lent`, for kLend
   std::vector<char> scratch_;
 };

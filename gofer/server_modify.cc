@@ -62,8 +62,7 @@ Result<void> Server::ChownNew(int dirfd, const char* name, uint32_t uid, uint32_
     gid = opts_.owner->gid;
   }
   struct stat st;
-  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == uid &&
-      st.st_gid == gid) {
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == uid && st.st_gid == gid) {
     return Ok();
   }
   int err = mut_->Chown(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
@@ -228,8 +227,8 @@ Result<void> Server::SetAttr(Reader& in, Writer& out) {
   }
   if (req.mask & kSetMode) {
     // chmod never follows a symlink (EOPNOTSUPP on one, like Linux's lchmod).
-    SENTRY_TRY(Done(mut_->Chmod(at.dirfd, at.name, HostMode(S_ISDIR(st.st_mode), req.mode),
-                                at.flags)));
+    SENTRY_TRY(Done(
+        mut_->Chmod(at.dirfd, at.name, HostMode(S_ISDIR(st.st_mode), req.mode), at.flags, st)));
   }
   if (req.mask & kSetSize) SENTRY_TRY(Truncate(*mut_, at, st, req.size));
   // Times last: truncating moves mtime.

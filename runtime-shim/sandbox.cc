@@ -9,8 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <span>
 #include <thread>
@@ -26,6 +24,7 @@
 #include "runtime-shim/review.h"
 #include "runtime-shim/terminal.h"
 #include "sentry/base/guest_memory.h"
+#include "sentry/base/host_files.h"
 #include "sentry/base/logging.h"
 #include "sentry/base/startup_trace.h"
 #include "sentry/base/status.h"
@@ -103,13 +102,6 @@ Result<vfs::Path> MakeDirs(vfs::Vfs& v, const vfs::Context& ctx, const std::stri
 }
 
 // Copies host file `host` to the guest path `guest` (SandboxOptions::file_copies).
-// A host file's contents, read before the Sentry leaves the host's root (CopyFileIn).
-absl::StatusOr<std::string> ReadHostFile(const std::string& host) {
-  std::ifstream in(host, std::ios::binary);
-  if (!in) return absl::NotFoundError(host + ": " + strerror(errno));
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string& data,
                         const std::string& guest) {
   std::string dir = guest.substr(0, guest.rfind('/'));
@@ -445,8 +437,8 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // What the file system will need of the host's paths, read now.
   std::vector<std::string> copies;
   for (const auto& file : opts.file_copies) {
-    auto data = ReadHostFile(file.host);
-    if (!data.ok()) return data.status();
+    std::optional<std::string> data = ReadHostFile(file.host);
+    if (!data) return absl::NotFoundError(file.host + ": " + strerror(errno));
     copies.push_back(std::move(*data));
   }
   // For a closed stdio fd of the caller's (the empty root has no /dev/null).
