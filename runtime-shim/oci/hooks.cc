@@ -56,8 +56,16 @@ absl::Status RunHook(const std::string& kind, const Hook& hook, const std::strin
     _exit(127);
   }
   close(in[0]);
-  // The state is small: it fits in the pipe whether or not the hook reads it.
+  // The state is small: it fits in the pipe whether or not the hook reads it. A hook that
+  // has already exited without reading it (/bin/false) closed the read end: the write then
+  // fails with EPIPE, which must not kill the runtime with SIGPIPE (CI saw `start` end
+  // with status 141 that way). The hook's own status decides.
+  struct sigaction ignore {
+  }, old{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &old);
   (void)!write(in[1], state_json.data(), state_json.size());
+  sigaction(SIGPIPE, &old, nullptr);
   close(in[1]);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(hook.timeout);
   int status = 0;
