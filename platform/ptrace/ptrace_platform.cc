@@ -270,8 +270,8 @@ absl::StatusOr<std::unique_ptr<Platform>> NewPlatform(const std::string& name) {
   SENTRY_ASSIGN_OR_RETURN(int fd, OpenStubExecutable());
   SENTRY_RETURN_IF_ERROR(StartReaper());
   // Before the Sentry's own allowlist is installed, which no stub may inherit.
-  SENTRY_RETURN_IF_ERROR(StartStubFactory(fd));
   SENTRY_RETURN_IF_ERROR(CpuPlacement::Init());
+  SENTRY_RETURN_IF_ERROR(StartStubFactory(fd));
   if (name == "seccomp") return NewSeccompPlatform(fd);
   return std::unique_ptr<Platform>(std::make_unique<PtracePlatform>(fd));
 }

@@ -53,6 +53,17 @@ void CpuPlacement::Place(std::initializer_list<int> tids) {
   cpu_ = best;
 }
 
+bool CpuPlacement::PinUncounted(int cpu, std::initializer_list<int> tids) {
+  if (cpu < 0 || cpu >= kMaxCpus || !CPU_ISSET(cpu, &g_allowed_cpus)) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  for (int tid : tids) {
+    if (sched_setaffinity(tid, sizeof(set), &set) != 0) return false;
+  }
+  return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
 void CpuPlacement::Release() {
   if (cpu_ >= 0) g_groups_on_cpu[cpu_].fetch_sub(1);
   cpu_ = -1;

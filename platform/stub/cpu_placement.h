@@ -32,6 +32,11 @@ class CpuPlacement {
   // The group is gone: its CPU counts one group fewer.
   void Release();
 
+  // Pins host threads `tids` and the calling thread to `cpu` without counting them as a
+  // group: for helpers that run only while a placed thread waits for them (the stub
+  // factory). False if `cpu` is not one the Sentry may use or a pin failed.
+  static bool PinUncounted(int cpu, std::initializer_list<int> tids);
+
  private:
   static constexpr int64_t kRebalanceMs = 50;
   int cpu_ = -1;  // where the group is pinned, -1 if nowhere yet

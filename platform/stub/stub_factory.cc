@@ -1,5 +1,6 @@
 #include "platform/stub/stub_factory.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "platform/stub/cpu_placement.h"
 #include "platform/stub/fd_channel.h"
 #include "platform/stub/stub_control.h"
 #include "sentry/base/status.h"
@@ -56,13 +58,18 @@ class Factory {
     absl::MutexLock l(&mu_);
     for (;;) {
       mu_.Await(absl::Condition(this, &Factory::HasWork));
+      // The factory stub, this thread and the asking thread take turns: all on the asker's
+      // core (cpu_placement.h), which is where the new stub will run too.
+      if (request_->cpu != cpu_ && CpuPlacement::PinUncounted(request_->cpu, {pid_})) {
+        cpu_ = request_->cpu;
+      }
       request_->result = Fork(inj, request_->channel_fd);
       request_->done = true;
     }
   }
 
   absl::StatusOr<Forked> Request(int channel_fd) {
-    Req req{channel_fd};
+    Req req{channel_fd, sched_getcpu()};
     absl::MutexLock l(&mu_);
     mu_.Await(absl::Condition(this, &Factory::Idle));
     request_ = &req;
@@ -74,6 +81,7 @@ class Factory {
  private:
   struct Req {
     int channel_fd;
+    int cpu;  // the asking thread's
     bool done = false;
     absl::StatusOr<Forked> result = absl::UnknownError("not served");
   };
@@ -101,6 +109,7 @@ class Factory {
   std::shared_ptr<FdChannel> channel_;  // the factory's own, at its kStubChannelFd
   int pid_ = -1;
   std::optional<StubAddressSpace> mem_;  // the factory's memory, for Lend's scratch page
+  int cpu_ = -1;                          // where the factory stub and thread are pinned
 
   absl::Mutex mu_;
   Req* request_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one being served or waiting
@@ -161,6 +170,15 @@ absl::StatusOr<int> ForkStubFromFactory(int channel_fd) {
   };
   absl::Status seized = SeizeStopped(f.pid);
   if (!seized.ok()) return fail(seized);
+  // The stub and the calling thread, which drives it from now on, on one core right away
+  // (cpu_placement.h): the injections that build the new address space and load the program
+  // come before the context's first switch places the group, and a stub left where the
+  // factory's affinity put it costs two cross-core wake-ups per injection. The affinity
+  // stays when `early` goes; the context counts the group at its first switch.
+  {
+    CpuPlacement early;
+    early.Place({f.pid});
+  }
   bool interrupted = false;
   // The child holds the factory's channel at kStubChannelFd: replace it with its own, or
   // drop it.
