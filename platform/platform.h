@@ -150,7 +150,11 @@ class Platform {
 };
 
 // Creates a platform by name ("seccomp", "ptrace"); an error names the platforms there are.
+// Part of its start (the stub factory) goes on in the background: AwaitPlatformStarted.
 absl::StatusOr<std::unique_ptr<Platform>> NewPlatform(const std::string& name);
+// Waits for the background part of NewPlatform's start; its error if that failed. Before
+// the Sentry's allowlist is installed and the host's /proc closed (stub_factory.h).
+absl::Status AwaitPlatformStarted();
 // The seccomp platform over the stub executable `stub_fd` (platform/seccomp).
 absl::StatusOr<std::unique_ptr<Platform>> NewSeccompPlatform(int stub_fd);
 

@@ -454,8 +454,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   startup::Mark("empty root entered");
   auto platform = platform::NewPlatform(opts.platform);
   if (!platform.ok()) return platform.status();
-  ForgetHostProc();
-  startup::Mark("platform started");
+  startup::Mark("platform starting");
   SENTRY_RETURN_IF_ERROR(gofer::AwaitGofer(*gp));
   startup::Mark("gofer serving");
   auto client = std::make_shared<gofer::Client>(gp->sock);
@@ -505,6 +504,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   }
   k.set_dispatch(&syscalls::Dispatch);
   startup::Mark("kernel made, /proc and /sys mounted");
+  // The stub factory started in the background meanwhile; it read the host's /proc.
+  SENTRY_RETURN_IF_ERROR(platform::AwaitPlatformStarted());
+  ForgetHostProc();
+  startup::Mark("platform started");
   bool auditing = opts.audit_fd >= 0 || opts.audit_summary;
   if (auditing) {
     syscalls::audit::Start(k, opts.audit_fd, opts.audit_summary);

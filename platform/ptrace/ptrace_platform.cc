@@ -276,4 +276,6 @@ absl::StatusOr<std::unique_ptr<Platform>> NewPlatform(const std::string& name) {
   return std::unique_ptr<Platform>(std::make_unique<PtracePlatform>(fd));
 }
 
+absl::Status AwaitPlatformStarted() { return AwaitStubFactory(); }
+
 }  // namespace sentry::platform

@@ -115,47 +115,63 @@ class Factory {
   Req* request_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one being served or waiting
 };
 
+// The factory's start, which runs in the background (StartStubFactory).
+enum class State { kNone, kStarting, kRunning, kFailed };
 absl::Mutex g_factory_mu;
+State g_state ABSL_GUARDED_BY(g_factory_mu) = State::kNone;
+absl::Status g_failure ABSL_GUARDED_BY(g_factory_mu);
 Factory* g_factory ABSL_GUARDED_BY(g_factory_mu) = nullptr;
+thread_local bool t_on_factory_thread = false;
 
+bool Settled(State* s) { return *s != State::kStarting; }
+
+// The factory once its start has settled (waiting for it if need be), or null. The factory
+// thread itself does not wait: its own SpawnStub starts the factory stub directly.
 Factory* TheFactory() {
   absl::MutexLock l(&g_factory_mu);
+  if (t_on_factory_thread) return nullptr;
+  g_factory_mu.Await(absl::Condition(&Settled, &g_state));
   return g_factory;
 }
 
 }  // namespace
 
 absl::Status StartStubFactory(int stub_fd) {
-  // Not g_factory_mu: the factory thread's own SpawnStub asks whether a factory runs.
-  static absl::Mutex start_mu;
-  absl::MutexLock sl(&start_mu);
-  if (StubFactoryRunning()) return absl::OkStatus();
+  absl::MutexLock l(&g_factory_mu);
+  if (g_state != State::kNone) return absl::OkStatus();
   auto* factory = new Factory;  // lives as long as the Sentry, like its thread
-  absl::Mutex init_mu;
-  std::optional<absl::Status> init;
+  g_state = State::kStarting;
   try {
-    std::thread([factory, stub_fd, &init_mu, &init] {
+    std::thread([factory, stub_fd] {
+      t_on_factory_thread = true;
       absl::Status st = factory->Init(stub_fd);
       {
-        absl::MutexLock il(&init_mu);
-        init = st;
+        absl::MutexLock fl(&g_factory_mu);
+        if (st.ok()) {
+          g_factory = factory;
+          g_state = State::kRunning;
+        } else {
+          g_failure = absl::Status(st.code(), "stub factory: " + std::string(st.message()));
+          g_state = State::kFailed;
+        }
       }
+      t_on_factory_thread = false;
       if (st.ok()) factory->Loop();
+      // Else the thread returns; the factory is not used again.
     }).detach();
   } catch (const std::system_error&) {
     delete factory;
-    return absl::ResourceExhaustedError("cannot start the stub factory thread");
+    g_state = State::kFailed;
+    g_failure = absl::ResourceExhaustedError("cannot start the stub factory thread");
+    return g_failure;
   }
-  absl::MutexLock il(&init_mu);
-  init_mu.Await(absl::Condition(
-      +[](std::optional<absl::Status>* s) { return s->has_value(); }, &init));
-  if (!init->ok()) {
-    // The thread has returned; the factory is not used again.
-    return absl::Status(init->code(), "stub factory: " + std::string(init->message()));
-  }
-  absl::MutexLock l(&g_factory_mu);
-  g_factory = factory;
   return absl::OkStatus();
+}
+
+absl::Status AwaitStubFactory() {
+  absl::MutexLock l(&g_factory_mu);
+  g_factory_mu.Await(absl::Condition(&Settled, &g_state));
+  return g_state == State::kFailed ? g_failure : absl::OkStatus();
 }
 
 bool StubFactoryRunning() { return TheFactory() != nullptr; }

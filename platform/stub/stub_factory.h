@@ -19,12 +19,20 @@
 
 namespace sentry::platform {
 
-// Starts the factory from the sentry-stub executable `stub_fd`, and with it the thread that
-// drives it. Learns the stubs' host layout from it (StubAddressSpace::LearnLayout), so no
-// later stub needs /proc. Idempotent.
+// Starts the thread that drives the factory; that thread starts the factory from the
+// sentry-stub executable `stub_fd` while the caller goes on (start-up overlaps it with
+// building the file system), and learns the stubs' host layout from it
+// (StubAddressSpace::LearnLayout, which reads /proc), so no later stub needs /proc.
+// Idempotent. An error here is only the thread's; the factory's own comes from
+// AwaitStubFactory.
 absl::Status StartStubFactory(int stub_fd);
 
-// Whether StartStubFactory succeeded: SpawnStub then forks the factory.
+// Waits until the factory's start has settled; its error if it failed. Call before the
+// Sentry's allowlist (which the factory must not inherit) and before the host's /proc is
+// closed.
+absl::Status AwaitStubFactory();
+
+// Whether the factory runs (waiting for its start to settle): SpawnStub then forks it.
 bool StubFactoryRunning();
 
 // A fresh stub forked from the factory, holding a copy of `channel_fd` at kStubChannelFd
