@@ -250,9 +250,7 @@ absl::Status Fail(const std::string& what, int err) {
 
 }  // namespace
 
-absl::Status ConfineSentry(const ConfineOptions& opts) {
-  // The stubs are separate executables, unaffected: the Sentry still traces them.
-  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return Fail("PR_SET_DUMPABLE", errno);
+absl::StatusOr<SentryFilter> CompileSentryFilter(const ConfineOptions& opts) {
   // SENTRY_SECCOMP_LOG (a developer's tool, docs/security.md): =1 allows the calls outside
   // the list and has the host kernel log them (dmesg, audit type 1326) instead of killing;
   // =all installs a filter that allows everything, whose seccomp() call marks the end of
@@ -260,29 +258,19 @@ absl::Status ConfineSentry(const ConfineOptions& opts) {
   const char* log_mode = getenv("SENTRY_SECCOMP_LOG");
   bool log = log_mode != nullptr && *log_mode != '\0';
   bool log_all = log && strcmp(log_mode, "all") == 0;
-  if (log) {
-    fprintf(stderr,
-            "sentry: WARNING: SENTRY_SECCOMP_LOG=%s: the Sentry's allowlist %s; for finding "
-            "missing entries only\n",
-            log_mode, log_all ? "allows everything" : "logs what it should kill");
-  }
   uint32_t deny = log_all ? SCMP_ACT_ALLOW
                   : log   ? SCMP_ACT_LOG
                   : opts.debug ? SCMP_ACT_TRAP
                                : SCMP_ACT_KILL_PROCESS;
-  if (!log && opts.debug) {
-    absl::Status st = InstallTrapHandler();
-    if (!st.ok()) return st;
-  }
   scmp_filter_ctx ctx = seccomp_init(deny);
   if (ctx == nullptr) return Fail("seccomp_init", ENOMEM);
+  int memfd = -1;
   auto release = [&](absl::Status st) {
     seccomp_release(ctx);
+    if (memfd >= 0) close(memfd);
     return st;
   };
-  int err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-  if (err == 0) err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
-  if (err != 0) return release(Fail("seccomp_attr_set", -err));
+  int err = 0;
   // glibc tries clone3 first for a new thread; its arguments sit in memory, out of a
   // filter's sight, so it is answered ENOSYS and glibc falls back to clone, whose flags
   // the filter checks.
@@ -319,8 +307,59 @@ absl::Status ConfineSentry(const ConfineOptions& opts) {
     }
     if (err != 0) return release(Fail(std::string("rule for ") + a.name, -err));
   }
-  err = seccomp_load(ctx);
-  return release(err == 0 ? absl::OkStatus() : Fail("seccomp_load", -err));
+  // libseccomp writes the program to an fd; it is read back here and loaded by
+  // InstallSentryFilter, maybe on another thread than this one.
+  memfd = static_cast<int>(syscall(SYS_memfd_create, "sentry-allowlist", MFD_CLOEXEC));
+  if (memfd < 0) return release(Fail("memfd_create", errno));
+  err = seccomp_export_bpf(ctx, memfd);
+  if (err != 0) return release(Fail("seccomp_export_bpf", -err));
+  struct stat st {};
+  if (fstat(memfd, &st) != 0) return release(Fail("fstat", errno));
+  if (st.st_size <= 0 || st.st_size % sizeof(sock_filter) != 0 ||
+      st.st_size / sizeof(sock_filter) > BPF_MAXINSNS) {
+    return release(Fail("seccomp_export_bpf", EINVAL));
+  }
+  SentryFilter filter;
+  filter.opts = opts;
+  filter.program.resize(st.st_size / sizeof(sock_filter));
+  if (pread(memfd, filter.program.data(), st.st_size, 0) != st.st_size) {
+    return release(Fail("reading the exported filter", errno ? errno : EIO));
+  }
+  (void)release(absl::OkStatus());
+  return filter;
+}
+
+absl::Status ConfineSentry(const ConfineOptions& opts, const SentryFilter* compiled) {
+  // The stubs are separate executables, unaffected: the Sentry still traces them.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return Fail("PR_SET_DUMPABLE", errno);
+  const char* log_mode = getenv("SENTRY_SECCOMP_LOG");
+  bool log = log_mode != nullptr && *log_mode != '\0';
+  if (log) {
+    fprintf(stderr,
+            "sentry: WARNING: SENTRY_SECCOMP_LOG=%s: the Sentry's allowlist %s; for finding "
+            "missing entries only\n",
+            log_mode, strcmp(log_mode, "all") == 0 ? "allows everything" : "logs what it should kill");
+  }
+  if (!log && opts.debug) {
+    absl::Status st = InstallTrapHandler();
+    if (!st.ok()) return st;
+  }
+  std::optional<SentryFilter> own;
+  if (compiled == nullptr || !(compiled->opts == opts)) {
+    auto f = CompileSentryFilter(opts);
+    if (!f.ok()) return f.status();
+    own = std::move(*f);
+    compiled = &*own;
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Fail("PR_SET_NO_NEW_PRIVS", errno);
+  struct sock_fprog prog {};
+  prog.len = static_cast<unsigned short>(compiled->program.size());
+  prog.filter = const_cast<sock_filter*>(compiled->program.data());
+  // On every thread at once; a positive result names a thread that could not take it.
+  long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+  if (r < 0) return Fail("seccomp(SET_MODE_FILTER, TSYNC)", errno);
+  if (r > 0) return Fail("seccomp(TSYNC): thread " + std::to_string(r) + " not synchronized", EBUSY);
+  return absl::OkStatus();
 }
 
 void PrintAllowlist(FILE* out) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <future>
 #include <optional>
 #include <span>
 #include <thread>
@@ -455,6 +456,20 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   auto platform = platform::NewPlatform(opts.platform);
   if (!platform.ok()) return platform.status();
   startup::Mark("platform starting");
+  // The allowlist compiles on another thread meanwhile, for the file access asked for (a
+  // mount the gofer then keeps makes ConfineSentry compile it again).
+  ConfineOptions confine_opts{.net_host = opts.net_host,
+                              .debug = opts.debug,
+                              .control_socket = opts.attach != nullptr,
+                              .direct_files = opts.direct_files};
+  std::future<absl::StatusOr<SentryFilter>> filter;
+  if (!opts.unsafe_no_confinement) {
+    try {
+      filter = std::async(std::launch::async, CompileSentryFilter, confine_opts);
+    } catch (const std::system_error&) {
+      // No thread: ConfineSentry compiles it itself.
+    }
+  }
   SENTRY_RETURN_IF_ERROR(gofer::AwaitGofer(*gp));
   startup::Mark("gofer serving");
   auto client = std::make_shared<gofer::Client>(gp->sock);
@@ -606,12 +621,14 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     if (opts.attach) attached = opts.attach(k);
     // Last step before the guest's first instruction: every thread, host fd and stub the
     // Sentry sets up with calls outside its allowlist exists by now.
-    absl::Status confined = opts.unsafe_no_confinement
-                                ? absl::OkStatus()
-                                : ConfineSentry({.net_host = opts.net_host,
-                                                 .debug = opts.debug,
-                                                 .control_socket = opts.attach != nullptr,
-                                                 .direct_files = client->direct()});
+    absl::Status confined = absl::OkStatus();
+    if (!opts.unsafe_no_confinement) {
+      confine_opts.direct_files = client->direct();
+      std::optional<absl::StatusOr<SentryFilter>> compiled;
+      if (filter.valid()) compiled = filter.get();
+      confined = ConfineSentry(confine_opts,
+                               compiled && compiled->ok() ? &**compiled : nullptr);
+    }
     startup::Mark("Sentry confined");
     status = confined.ok() ? k.Run(so) : absl::StatusOr<int>(confined);
   }

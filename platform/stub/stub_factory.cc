@@ -186,15 +186,13 @@ absl::StatusOr<int> ForkStubFromFactory(int channel_fd) {
   };
   absl::Status seized = SeizeStopped(f.pid);
   if (!seized.ok()) return fail(seized);
-  // The stub and the calling thread, which drives it from now on, on one core right away
-  // (cpu_placement.h): the injections that build the new address space and load the program
-  // come before the context's first switch places the group, and a stub left where the
-  // factory's affinity put it costs two cross-core wake-ups per injection. The affinity
-  // stays when `early` goes; the context counts the group at its first switch.
-  {
-    CpuPlacement early;
-    early.Place({f.pid});
-  }
+  // The stub on the calling thread's core right away (cpu_placement.h): the injections that
+  // build the new address space and load the program come before the context's first
+  // switch places the group, and a stub left where the factory's affinity put it costs two
+  // cross-core wake-ups per injection. Where the calling thread is, not a new choice: the
+  // thread's group still counts there until the context's first switch chooses, and a
+  // choice made now would move every execve away from its own old address space.
+  (void)CpuPlacement::PinUncounted(sched_getcpu(), {f.pid});
   bool interrupted = false;
   // The child holds the factory's channel at kStubChannelFd: replace it with its own, or
   // drop it.
