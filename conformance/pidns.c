@@ -1,17 +1,16 @@
 // PID namespaces (as root, every case in a forked child): unshare(CLONE_NEWPID) makes the
 // caller's NEXT child PID 1 of a new namespace (a second fork after that init exited gets
-// ENOMEM) and clone(CLONE_NEWPID) makes the child one; inside, getpid() is 1 and getppid()
-// 0, processes outside are not there (kill ESRCH), fork and wait give the namespace's
-// numbers (wait4, waitid's si_pid, SIGCHLD's si_pid), orphans go to the namespace's init,
-// its init ignores signals from inside it has no handler for, and its death kills every
-// other process of the namespace before its parent can reap it. A proc mounted inside
-// lists only the namespace's processes; NSpid/NStgid in /proc/PID/status give one number
-// per level; /proc/PID/ns/pid and pid_for_children; nesting stops at level 32 (ENOSPC,
-// EUSERS before Linux 4.9); EINVAL for a second unshare before a fork and for
+// ENOMEM) and clone(CLONE_NEWPID) makes the child one; inside, getpid() is 1 and getppid() 0,
+// processes outside are not there (kill ESRCH), fork and wait give the namespace's numbers
+// (wait4, waitid's si_pid, SIGCHLD's si_pid), orphans go to the namespace's init, its init
+// ignores signals from inside it has no handler for, and its death kills every other process
+// of the namespace before its parent can reap it. A proc mounted inside lists only the
+// namespace's processes; NSpid/NStgid in /proc/PID/status and a pidfd's fdinfo give one number
+// per level; /proc/PID/ns/pid and pid_for_children; nesting stops at level 32 (ENOSPC, EUSERS
+// before Linux 4.9); EINVAL for a second unshare before a fork and for
 // CLONE_NEWPID|CLONE_THREAD; EPERM without CAP_SYS_ADMIN, unless a user namespace is made in
-// the same clone (as Chrome's sandbox does); setns to a namespace's file (children go
-// there, an ancestor is EINVAL); SO_PEERCRED and PTRACE_GETEVENTMSG with the namespace's
-// numbers.
+// the same clone (as Chrome's sandbox does); setns to a namespace's file (children go there,
+// an ancestor is EINVAL); SO_PEERCRED and PTRACE_GETEVENTMSG with the namespace's numbers.
 #include "common.h"
 
 #include <dirent.h>
@@ -22,15 +21,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-// The numbers of the NSpid (or another NS*) line of /proc/<pid>/status ("self" for pid 0),
-// outermost first; returns how many.
-static int ns_numbers(pid_t pid, const char *key, long *out, int max) {
-  char path[64], line[512];
-  if (pid == 0) {
-    snprintf(path, sizeof(path), "/proc/self/status");
-  } else {
-    snprintf(path, sizeof(path), "/proc/%d/status", pid);
-  }
+// The numbers on the `key` line of the proc file `path` (NSpid and its kin: outermost
+// first); returns how many.
+static int numbers_in(const char *path, const char *key, long *out, int max) {
+  char line[512];
   FILE *f = fopen(path, "r");
   CHECK(f != NULL);
   int n = -1;
@@ -50,6 +44,17 @@ static int ns_numbers(pid_t pid, const char *key, long *out, int max) {
   fclose(f);
   CHECK(n > 0);
   return n;
+}
+
+// The numbers of the NSpid (or another NS*) line of /proc/<pid>/status ("self" for pid 0).
+static int ns_numbers(pid_t pid, const char *key, long *out, int max) {
+  char path[64];
+  if (pid == 0) {
+    snprintf(path, sizeof(path), "/proc/self/status");
+  } else {
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+  }
+  return numbers_in(path, key, out, max);
 }
 
 static pid_t raw_clone(unsigned long flags) {
@@ -351,6 +356,18 @@ static void nspid_case(void) {
   CHECK_EQ(v[levels], 0);
   CHECK_EQ(ns_numbers(pid, "NSsid", v, 40), levels + 1);
   CHECK_EQ(v[levels], 0);
+  // A pidfd's fdinfo numbers the process as this proc does, down to its own namespace.
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  CHECK(pidfd >= 0);
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+  long fdinfo[40];
+  CHECK_EQ(numbers_in(path, "Pid", fdinfo, 40), 1);
+  CHECK_EQ(fdinfo[0], pid);
+  CHECK_EQ(ns_numbers(pid, "NSpid", v, 40), levels + 1);
+  CHECK_EQ(numbers_in(path, "NSpid", fdinfo, 40), levels + 1);
+  for (int i = 0; i <= levels; i++) CHECK_EQ(fdinfo[i], v[i]);
+  close(pidfd);
   close(release);
   CHECK_EXIT(pid, 0);
 }

@@ -258,8 +258,8 @@ absl::StatusOr<SentryFilter> CompileSentryFilter(const ConfineOptions& opts) {
   const char* log_mode = getenv("SENTRY_SECCOMP_LOG");
   bool log = log_mode != nullptr && *log_mode != '\0';
   bool log_all = log && strcmp(log_mode, "all") == 0;
-  uint32_t deny = log_all ? SCMP_ACT_ALLOW
-                  : log   ? SCMP_ACT_LOG
+  uint32_t deny = log_all      ? SCMP_ACT_ALLOW
+                  : log        ? SCMP_ACT_LOG
                   : opts.debug ? SCMP_ACT_TRAP
                                : SCMP_ACT_KILL_PROCESS;
   scmp_filter_ctx ctx = seccomp_init(deny);
@@ -308,7 +308,7 @@ absl::StatusOr<SentryFilter> CompileSentryFilter(const ConfineOptions& opts) {
     if (err != 0) return release(Fail(std::string("rule for ") + a.name, -err));
   }
   // libseccomp writes the program to an fd; it is read back here and loaded by
-  // InstallSentryFilter, maybe on another thread than this one.
+  // ConfineSentry, maybe on another thread than this one.
   memfd = static_cast<int>(syscall(SYS_memfd_create, "sentry-allowlist", MFD_CLOEXEC));
   if (memfd < 0) return release(Fail("memfd_create", errno));
   err = seccomp_export_bpf(ctx, memfd);
@@ -338,7 +338,8 @@ absl::Status ConfineSentry(const ConfineOptions& opts, const SentryFilter* compi
     fprintf(stderr,
             "sentry: WARNING: SENTRY_SECCOMP_LOG=%s: the Sentry's allowlist %s; for finding "
             "missing entries only\n",
-            log_mode, strcmp(log_mode, "all") == 0 ? "allows everything" : "logs what it should kill");
+            log_mode,
+            strcmp(log_mode, "all") == 0 ? "allows everything" : "logs what it should kill");
   }
   if (!log && opts.debug) {
     absl::Status st = InstallTrapHandler();
@@ -358,7 +359,9 @@ absl::Status ConfineSentry(const ConfineOptions& opts, const SentryFilter* compi
   // On every thread at once; a positive result names a thread that could not take it.
   long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
   if (r < 0) return Fail("seccomp(SET_MODE_FILTER, TSYNC)", errno);
-  if (r > 0) return Fail("seccomp(TSYNC): thread " + std::to_string(r) + " not synchronized", EBUSY);
+  if (r > 0) {
+    return Fail("seccomp(TSYNC): thread " + std::to_string(r) + " not synchronized", EBUSY);
+  }
   return absl::OkStatus();
 }
 

@@ -626,8 +626,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
       confine_opts.direct_files = client->direct();
       std::optional<absl::StatusOr<SentryFilter>> compiled;
       if (filter.valid()) compiled = filter.get();
-      confined = ConfineSentry(confine_opts,
-                               compiled && compiled->ok() ? &**compiled : nullptr);
+      confined = ConfineSentry(confine_opts, compiled && compiled->ok() ? &**compiled : nullptr);
     }
     startup::Mark("Sentry confined");
     status = confined.ok() ? k.Run(so) : absl::StatusOr<int>(confined);

@@ -109,7 +109,7 @@ class Factory {
   std::shared_ptr<FdChannel> channel_;  // the factory's own, at its kStubChannelFd
   int pid_ = -1;
   std::optional<StubAddressSpace> mem_;  // the factory's memory, for Lend's scratch page
-  int cpu_ = -1;                          // where the factory stub and thread are pinned
+  int cpu_ = -1;                         // where the factory stub and thread are pinned
 
   absl::Mutex mu_;
   Req* request_ ABSL_GUARDED_BY(mu_) = nullptr;  // the one being served or waiting

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_format.h"
 
 namespace sentry::kernel {
 namespace {
@@ -37,10 +36,9 @@ EventMask PidFd::Readiness(EventMask mask) {
   return ready & (mask | kEventHup);
 }
 
-std::string PidFd::FdInfo() {
-  absl::MutexLock l(&k_.mu());
-  int pid = Released() ? -1 : (thread_ ? thread_->tid() : tg_->tgid);
-  return absl::StrFormat("Pid:\t%d\nNSpid:\t%d\n", pid, pid);
+int PidFd::GlobalPid() {
+  if (Released()) return -1;
+  return thread_ ? thread_->tid() : tg_->tgid;
 }
 
 vfs::FileRef NewPidFd(Kernel& k, std::shared_ptr<ThreadGroup> tg, std::shared_ptr<Task> thread,

@@ -7,7 +7,7 @@
 // zombie or gone); a thread pidfd once its thread has exited. Both add POLLHUP once the pid is
 // released (reaped; a non-leader thread at once), as Linux 6.9 and later.
 //
-// Lock order: Readiness and FdInfo take Kernel::mu_ alone.
+// Lock order: Readiness takes Kernel::mu_ alone.
 #pragma once
 
 #include <memory>
@@ -37,8 +37,9 @@ class PidFd final : public vfs::AnonFile {
 
   EventMask Readiness(EventMask mask) override;
   WaitQueue* Queue() override { return &tg_->exit_events; }
-  // What /proc/PID/fdinfo shows after the common lines: the pid, -1 once released.
-  std::string FdInfo();
+  // The global number of what it names, -1 once released (/proc/PID/fdinfo's Pid line
+  // numbers it as the proc instance's namespace does). Preconditions: Kernel::mu_ held.
+  int GlobalPid();
 
  private:
   Kernel& k_;

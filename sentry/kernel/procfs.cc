@@ -74,6 +74,9 @@ class ProcFs {
   int Global(int nr) const { return PidFrom(ns_.get(), nr); }
   // NSpid and its kin: the numbers from this proc's namespace down to `tg`'s own.
   std::string NsNumbers(const ThreadGroup& tg, int global) const;
+  // A pidfd's lines of fdinfo: its pid as this proc numbers it (0: not in this proc's
+  // namespace, -1: released) and, when there, the numbers down to its own namespace.
+  std::string PidFdInfo(PidFd& p);
 
   Kernel& k_;
   const PidNsRef ns_;  // whose processes it shows (null: the sandbox's)
@@ -91,6 +94,14 @@ std::string ProcFs::NsNumbers(const ThreadGroup& tg, int global) const {
     out += absl::StrFormat("%s%d", out.empty() ? "" : "\t", PidIn(*it, global));
   }
   return out;
+}
+
+std::string ProcFs::PidFdInfo(PidFd& p) {
+  absl::MutexLock l(&k_.mu());
+  int global = p.GlobalPid();
+  int nr = global < 0 ? -1 : Nr(global);
+  std::string levels = nr > 0 ? NsNumbers(*p.group(), global) : std::to_string(nr);
+  return absl::StrFormat("Pid:\t%d\nNSpid:\t%s\n", nr, levels);
 }
 
 // A magic link: readlink shows the path, following it opens the very file.
@@ -394,7 +405,7 @@ InodeRef ProcFs::FdDir(int tgid, bool info, uint32_t uid, uint32_t gid) {
     auto e = *got;
     if (info) {
       // Read at read time: the name may stay cached while the fd is closed and reused.
-      return File([fds_of, fd]() -> Result<std::string> {
+      return File([this, fds_of, fd]() -> Result<std::string> {
         auto t = fds_of();
         if (!t) return Errno(ENOENT);
         auto got = t->GetEntry(static_cast<int>(fd));
@@ -408,7 +419,7 @@ InodeRef ProcFs::FdDir(int tgid, bool info, uint32_t uid, uint32_t gid) {
         uint64_t mnt_id = f->mount() ? f->mount()->id() : 0;
         std::string out = absl::StrFormat("pos:\t%d\nflags:\t0%o\nmnt_id:\t%d\nino:\t%d\n", pos,
                                           flags, mnt_id, st.st_ino);
-        if (auto* pidfd = dynamic_cast<PidFd*>(f.get())) out += pidfd->FdInfo();
+        if (auto* pidfd = dynamic_cast<PidFd*>(f.get())) out += PidFdInfo(*pidfd);
         return out;
       });
     }
