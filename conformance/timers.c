@@ -237,7 +237,10 @@ TEST(itimer_virtual_prof) {
   spin_until_hits(1);
   CHECK_EQ(g_hits, 1);
   CHECK_EQ(g_code, SI_KERNEL);
-  CHECK(process_cpu_ns() - cpu0 >= 20 * NS_PER_MS);
+  // It counts CPU time, not wall time, and did not fire at once. Not "about 30 ms": Linux
+  // charges user time to ITIMER_VIRTUAL by ticks, which a loaded VM attributes coarsely
+  // (natively it once fired after 30 ms of ticks with under 20 ms on the CPU clock).
+  CHECK(process_cpu_ns() - cpu0 >= 10 * NS_PER_MS);
   CHECK_OK(getitimer(ITIMER_VIRTUAL, &v));
   CHECK_EQ(tv_ns(v.it_value), 0);
 
