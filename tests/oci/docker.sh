@@ -214,9 +214,10 @@ out=$(timeout 60 script -qec "stty rows 30 cols 100; docker run --rm -t --networ
 # A detached container: kill -s USR1 reaches a guest handler; stop; rm -f leaves nothing.
 id=$(docker run -d --network none --runtime=sentry $IMG \
   sh -c 'trap "echo got-usr1" USR1; echo up; while :; do sleep 0.1; echo tick; done')
-for _ in $(seq 50); do docker logs "$id" 2>/dev/null | grep -q up && break; sleep 0.1; done
+# Up to 30 s each: under CI's load `docker logs` alone can take a good part of a second.
+for _ in $(seq 300); do docker logs "$id" 2>/dev/null | grep -q up && break; sleep 0.1; done
 docker kill -s USR1 "$id" >/dev/null
-for _ in $(seq 50); do docker logs "$id" 2>/dev/null | grep -q got-usr1 && break; sleep 0.1; done
+for _ in $(seq 300); do docker logs "$id" 2>/dev/null | grep -q got-usr1 && break; sleep 0.1; done
 docker logs "$id" | grep -q got-usr1 && pass "docker kill -s USR1 reaches the guest's trap" ||
   fail "USR1: $(docker logs "$id" 2>&1)"
 # docker exec (the runtime's exec --process --detach --pid-file), pause and unpause.
