@@ -31,7 +31,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import baseline, benchmarks, columns, floor, measure, report, workdir  # noqa: E402
 
-MEMORY_ROW = "peak RSS (sleep 1)"
+MEMORY_ROW = "peak PSS (sleep 1)"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -113,7 +113,8 @@ def run_benchmark(bench, cols, ctx, args):
 
 
 def memory_row(cols, args):
-    """Peak RSS of the sandbox's own processes (Sentry + gofer) for a `sleep 1` guest."""
+    """Peak memory (Pss) of the sandbox's own processes (supervisor, Sentry, gofer) for a
+    `sleep 1` guest."""
     row = {"benchmark": MEMORY_ROW, "unit": "MiB", "higher_is_better": False,
            "columns": {}}
     rounds = {}  # per column, per repetition: MiB or None, for the baseline's pairs
@@ -135,7 +136,7 @@ def memory_row(cols, args):
         median = statistics.median(values) if values else None
         row["columns"][column.name] = {"values": values, "median": median, "errors": errors,
                                        "per_process_kib": detail}
-        print(f"  peak RSS [{column.name}]: {values} MiB {errors or ''}", file=sys.stderr)
+        print(f"  peak PSS [{column.name}]: {values} MiB {errors or ''}", file=sys.stderr)
     baseline.add_ratios(row, cols, rounds)
     return row
 

@@ -79,8 +79,9 @@ def run_cell(bench, column, ctx, timeout_s):
     return cell
 
 
-# Peak memory. sentry-run is the Sentry; the gofer is its child (forked, and named
-# sentry-gofer; an older build exec'd the `sentry` binary); the guest's processes are
+# Peak memory. sentry-run is the Sentry and, since the Sentry runs in namespaces of its own,
+# also the supervisor that forked it and waits; the gofer is the Sentry's child (forked, and
+# named sentry-gofer; an older build exec'd the `sentry` binary); the guest's processes are
 # sentry-stub processes and are not counted. runsc do starts runsc-sandbox (`runsc boot`, the
 # Sentry) and runsc-gofer; `runsc do` itself (a launcher that waits) and the ptrace stubs
 # (processes that runsc-sandbox traces) are not counted. A process is known by its name (comm)
@@ -110,8 +111,9 @@ def _descendants(root):
 
 
 def _role(pid):
-    """Returns (role, VmHWM in KiB) if the process counts toward the sandbox's memory, else
-    None. A traced process is a guest stub."""
+    """Returns (role, VmHWM, Pss), both in KiB, if the process counts toward the sandbox's
+    memory, else None. A traced process is a guest stub. Pss is None if smaps_rollup cannot
+    be read."""
     try:
         with open(f"/proc/{pid}/status") as f:
             fields = dict(line.split(":", 1) for line in f if ":" in line)
@@ -123,12 +125,24 @@ def _role(pid):
     role = ROLES.get(name) or ROLES.get(argv0)
     if role is None or fields.get("TracerPid", "0").strip() != "0":
         return None
-    return role, int(fields.get("VmHWM", "0 kB").split()[0])
+    pss = None
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    pss = int(line.split()[1])
+                    break
+    except OSError:
+        pass
+    return role, int(fields.get("VmHWM", "0 kB").split()[0]), pss
 
 
 def peak_memory_mib(column, timeout_s):
-    """Runs `sleep 1` under `column` and returns (MiB, {role: KiB}): the sum of the peak RSS
-    (VmHWM) of the sandbox's own processes, sampled until they exit."""
+    """Runs `sleep 1` under `column` and returns (MiB, {process: {"hwm", "pss"} KiB}): the sum
+    over the sandbox's own processes of each one's peak proportional set size (Pss, sampled
+    every 20 ms until they exit). Pss charges a page shared by n processes 1/n to each, so
+    pages that a forked process shares with its parent count once in the sum, where the sum
+    of peak RSS (VmHWM, kept per process in the detail) counts them in each."""
     try:
         proc = subprocess.Popen(column.wrap(["/bin/sleep", "1"], "/"), cwd="/", env=GUEST_ENV,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -141,8 +155,12 @@ def peak_memory_mib(column, timeout_s):
         for pid in _descendants(proc.pid):
             found = _role(pid)
             if found:
-                key = f"{found[0]} {pid}"
-                peaks[key] = max(peaks.get(key, 0), found[1])
+                role, hwm, pss = found
+                key = f"{role} {pid}"
+                seen = peaks.setdefault(key, {"hwm": 0, "pss": None})
+                seen["hwm"] = max(seen["hwm"], hwm)
+                if pss is not None:
+                    seen["pss"] = max(seen["pss"] or 0, pss)
         time.sleep(0.02)
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -151,4 +169,6 @@ def peak_memory_mib(column, timeout_s):
         raise RuntimeError(f"exit status {proc.returncode}: {_last_line(err)}")
     if not peaks:
         raise RuntimeError("found none of the sandbox's processes")
-    return sum(peaks.values()) / 1024, peaks
+    if any(p["pss"] is None for p in peaks.values()):
+        raise RuntimeError("cannot read smaps_rollup of the sandbox's processes (not root?)")
+    return sum(p["pss"] for p in peaks.values()) / 1024, peaks
