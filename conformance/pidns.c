@@ -10,14 +10,20 @@
 // before Linux 4.9); EINVAL for a second unshare before a fork and for
 // CLONE_NEWPID|CLONE_THREAD; EPERM without CAP_SYS_ADMIN, unless a user namespace is made in
 // the same clone (as Chrome's sandbox does); setns to a namespace's file (children go there,
-// an ancestor is EINVAL); SO_PEERCRED and PTRACE_GETEVENTMSG with the namespace's numbers.
+// an ancestor is EINVAL); SO_PEERCRED and PTRACE_GETEVENTMSG with the namespace's numbers;
+// the pids System V IPC records (msg_lspid/lrpid, shm_cpid/lpid, semctl GETPID) and a POSIX
+// message queue's notification si_pid, each as the reader's namespace numbers the process.
 #include "common.h"
 
 #include <dirent.h>
+#include <mqueue.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/msg.h>
 #include <sys/ptrace.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -372,6 +378,83 @@ static void nspid_case(void) {
   CHECK_EXIT(pid, 0);
 }
 
+// System V IPC objects made outside, used by the init of a new namespace: inside, the pids
+// they record are the namespace's (1 for its init, 0 for the creator outside); outside, the
+// init's outer pid. A POSIX queue's notification names the sender as the notified process's
+// namespace numbers it.
+static int ipc_msq, ipc_shm, ipc_sem;
+
+static void init_ipc(void) {
+  struct {
+    long type;
+    char text[4];
+  } msg = {1, "abc"};
+  CHECK_EQ(msgsnd(ipc_msq, &msg, sizeof(msg.text), 0), 0);
+  struct msqid_ds mds;
+  CHECK_EQ(msgctl(ipc_msq, IPC_STAT, &mds), 0);
+  CHECK_EQ(mds.msg_lspid, 1);
+  void *at = shmat(ipc_shm, NULL, 0);
+  CHECK(at != (void *)-1);
+  CHECK_EQ(shmdt(at), 0);
+  struct shmid_ds sds;
+  CHECK_EQ(shmctl(ipc_shm, IPC_STAT, &sds), 0);
+  CHECK_EQ(sds.shm_lpid, 1);
+  CHECK_EQ(sds.shm_cpid, 0);  // made outside: no number here
+  struct sembuf op = {0, 1, 0};
+  CHECK_EQ(semop(ipc_sem, &op, 1), 0);
+  CHECK_EQ(semctl(ipc_sem, 0, GETPID), 1);
+  // A child of this init sends to a queue this init watches: si_pid is the child's number
+  // here, not the sandbox's.
+  char name[64];
+  snprintf(name, sizeof(name), "/conf-pidns-%d", (int)getppid() + (int)time(NULL));
+  struct mq_attr attr = {.mq_maxmsg = 4, .mq_msgsize = 8};
+  mqd_t q = mq_open(name, O_CREAT | O_EXCL | O_RDWR, 0600, &attr);
+  CHECK(q != (mqd_t)-1);
+  CHECK_EQ(mq_unlink(name), 0);
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  CHECK_EQ(sigprocmask(SIG_BLOCK, &usr1, NULL), 0);
+  struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
+  CHECK_EQ(mq_notify(q, &ev), 0);
+  pid_t child = fork();
+  CHECK(child >= 0);
+  if (child == 0) _exit(mq_send(q, "x", 1, 0) == 0 ? 0 : 1);
+  CHECK_EQ(child, 2);
+  siginfo_t si;
+  struct timespec ten = {10, 0};
+  CHECK_EQ(sigtimedwait(&usr1, &si, &ten), SIGUSR1);
+  CHECK_EQ(si.si_code, SI_MESGQ);
+  CHECK_EQ(si.si_pid, child);
+  CHECK_EXIT(child, 0);
+  mq_close(q);
+}
+
+static void ipc_case(void) {
+  ipc_msq = msgget(IPC_PRIVATE, 0600);
+  ipc_shm = shmget(IPC_PRIVATE, 4096, 0600);
+  ipc_sem = semget(IPC_PRIVATE, 1, 0600);
+  CHECK(ipc_msq >= 0 && ipc_shm >= 0 && ipc_sem >= 0);
+  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    init_ipc();
+    _exit(0);
+  }
+  CHECK_EXIT(pid, 0);
+  struct msqid_ds mds;
+  CHECK_EQ(msgctl(ipc_msq, IPC_STAT, &mds), 0);
+  CHECK_EQ(mds.msg_lspid, pid);
+  struct shmid_ds sds;
+  CHECK_EQ(shmctl(ipc_shm, IPC_STAT, &sds), 0);
+  CHECK_EQ(sds.shm_lpid, pid);
+  CHECK_EQ(sds.shm_cpid, getpid());
+  CHECK_EQ(semctl(ipc_sem, 0, GETPID), pid);
+  CHECK_EQ(msgctl(ipc_msq, IPC_RMID, NULL), 0);
+  CHECK_EQ(shmctl(ipc_shm, IPC_RMID, NULL), 0);
+  CHECK_EQ(semctl(ipc_sem, 0, IPC_RMID), 0);
+}
+
 // Nesting: unshare and fork down to level 32; the next unshare fails with ENOSPC. Each
 // level reports the result of the one below in its exit status.
 static int nest(int depth) {
@@ -494,6 +577,7 @@ TEST(init_death) { conf_in_child(init_death_case); }
 TEST(orphans) { conf_in_child(orphans_case); }
 TEST(proc) { conf_in_child(proc_case); }
 TEST(nspid) { conf_in_child(nspid_case); }
+TEST(ipc) { conf_in_child(ipc_case); }
 TEST(nesting) { conf_in_child(nesting_case); }
 TEST(setns) { conf_in_child(setns_case); }
 TEST(ptrace) { conf_in_child(ptrace_case); }
@@ -510,6 +594,7 @@ int main(int argc, char **argv) {
   RUN(orphans);
   RUN(proc);
   RUN(nspid);
+  RUN(ipc);
   RUN(nesting);
   RUN(setns);
   RUN(ptrace);

@@ -89,9 +89,11 @@ Result<uint64_t> SysMqTimedsend(Task& t, int fd, GuestAddr msg, size_t len, unsi
     info.code = -3;  // SI_MESGQ
     info.f.kill.value = n->value;
     absl::MutexLock l(&t.kernel().mu());
-    info.f.kill.pid = t.tg().tgid;
     info.f.kill.uid = t.tg().creds.ruid;
     if (kernel::ThreadGroup* g = t.kernel().GroupByTgid(n->pid)) {
+      // The sender as the notified process's PID namespace numbers it (Linux's
+      // __do_notify), 0 if it has no number there.
+      info.f.kill.pid = kernel::PidIn(g->pidns.get(), t.tg().tgid);
       t.kernel().SendGroupSignal(*g, info);
     }
   }

@@ -173,6 +173,10 @@ Result<uint64_t> IpcNamespace::MsgCtl(Task& t, int id, int cmd, GuestAddr buf) {
         ds.msg_lrpid = q->lrpid;
         ret = cmd == IPC_STAT ? 0 : q->id;
       }
+      // The pids stored are global; the caller sees its PID namespace's numbers (0 for a
+      // process it cannot see), as Linux's pid_vnr.
+      ds.msg_lspid = t.LocalPid(ds.msg_lspid);
+      ds.msg_lrpid = t.LocalPid(ds.msg_lrpid);
       SENTRY_TRY(t.CopyOut(buf, ds));
       return ret;
     }

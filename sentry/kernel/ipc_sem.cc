@@ -255,7 +255,13 @@ Result<uint64_t> IpcNamespace::SemCtl(Task& t, int id, int num, int cmd, uint64_
   }
   if (num < 0 || num >= nsems) return Errno(EINVAL);
   if (cmd == GETVAL) return set->sems[num].val;
-  if (cmd == GETPID) return set->sems[num].pid;
+  if (cmd == GETPID) {
+    // A global pid, shown as the caller's PID namespace numbers it (0: not visible); the
+    // translation takes Kernel::mu_, which is never taken inside this namespace's lock.
+    int pid = set->sems[num].pid;
+    l.Release();
+    return t.LocalPid(pid);
+  }
   // Waiters count on the semaphore they sleep on only (as Linux since 4.x).
   uint64_t n = 0;
   for (SemWaiter* w : set->waiters) {

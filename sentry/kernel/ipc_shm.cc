@@ -169,6 +169,9 @@ Result<uint64_t> IpcNamespace::ShmCtl(Task& t, int id, int cmd, GuestAddr buf) {
         ds.shm_nattch = seg->nattch;
         ret = cmd == IPC_STAT ? 0 : seg->id;
       }
+      // Global pids, shown as the caller's PID namespace numbers them (0: not visible).
+      ds.shm_cpid = t.LocalPid(ds.shm_cpid);
+      ds.shm_lpid = t.LocalPid(ds.shm_lpid);
       SENTRY_TRY(t.CopyOut(buf, ds));
       return ret;
     }
