@@ -138,29 +138,36 @@ def _role(pid):
 
 
 def peak_memory_mib(column, timeout_s):
-    """Runs `sleep 1` under `column` and returns (MiB, {process: {"hwm", "pss"} KiB}): the sum
-    over the sandbox's own processes of each one's peak proportional set size (Pss, sampled
-    every 20 ms until they exit). Pss charges a page shared by n processes 1/n to each, so
-    pages that a forked process shares with its parent count once in the sum, where the sum
-    of peak RSS (VmHWM, kept per process in the detail) counts them in each."""
+    """Runs `sleep 1` under `column` and returns (MiB, {process: {"hwm", "pss"} KiB}): the
+    peak, over samples taken every 20 ms until the sandbox exits, of the sum of its own
+    processes' proportional set sizes (Pss). Pss charges a page shared by n processes 1/n to
+    each, so pages that a forked process shares with its parent count once in the sum, where
+    a sum of peak RSS (VmHWM, kept per process in the detail with each one's peak Pss) counts
+    them in each. The sum is taken per sample: a parent's Pss before its fork and its share
+    after it are not added up."""
     try:
         proc = subprocess.Popen(column.wrap(["/bin/sleep", "1"], "/"), cwd="/", env=GUEST_ENV,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
         raise RuntimeError(f"cannot start: {e}") from e
-    peaks = {}
+    peaks, peak_sum, unreadable = {}, 0, False
     deadline = time.monotonic() + timeout_s
     while proc.poll() is None and time.monotonic() < deadline:
+        total = 0
         for pid in _descendants(proc.pid):
             found = _role(pid)
             if found:
                 role, hwm, pss = found
                 key = f"{role} {pid}"
-                seen = peaks.setdefault(key, {"hwm": 0, "pss": None})
+                seen = peaks.setdefault(key, {"hwm": 0, "pss": 0})
                 seen["hwm"] = max(seen["hwm"], hwm)
-                if pss is not None:
-                    seen["pss"] = max(seen["pss"] or 0, pss)
+                if pss is None:
+                    unreadable = True
+                else:
+                    seen["pss"] = max(seen["pss"], pss)
+                    total += pss
+        peak_sum = max(peak_sum, total)
         time.sleep(0.02)
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -169,6 +176,6 @@ def peak_memory_mib(column, timeout_s):
         raise RuntimeError(f"exit status {proc.returncode}: {_last_line(err)}")
     if not peaks:
         raise RuntimeError("found none of the sandbox's processes")
-    if any(p["pss"] is None for p in peaks.values()):
+    if unreadable:
         raise RuntimeError("cannot read smaps_rollup of the sandbox's processes (not root?)")
-    return sum(p["pss"] for p in peaks.values()) / 1024, peaks
+    return peak_sum / 1024, peaks
