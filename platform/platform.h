@@ -30,11 +30,16 @@ struct Layout {
   static constexpr uint64_t kStubSize = 0x2000;          // the code page and the scratch page
   static constexpr uint64_t kStubInject = kStubBase + 0x100;
   static constexpr uint64_t kStubClone = kStubBase + 0x200;
+  static constexpr uint64_t kStubBatch = kStubBase + 0x280;  // a table of host syscalls
   static constexpr uint64_t kStubFilter = kStubBase + 0x380;  // the seccomp platform's filter
   // A writable page for the arguments of injected syscalls. Guest code can write it too, so
   // what the Sentry reads back from it is validated like any guest memory.
   static constexpr uint64_t kStubScratch = kStubBase + 0x1000;
   static constexpr uint64_t kStubScratchSize = 0x1000;
+  // Where a batch's table goes (StubAddressSpace::BeginBatch): the scratch page's upper part,
+  // above what an fd's lending uses.
+  static constexpr uint64_t kStubBatchTable = kStubScratch + 0x400;
+  static constexpr uint64_t kStubBatchTableSize = kStubScratchSize - 0x400;
   // Guest mappings stay below this; the host places the vDSO and vvar above it.
   static constexpr uint64_t kGuestTop = 0x7ef000000000;
   static constexpr uint64_t kGuestBottom = 0x10000;  // mmap_min_addr
@@ -72,6 +77,13 @@ class AddressSpace {
   virtual Result<uint64_t> Remap(Context& via, GuestAddr old_addr, uint64_t old_len,
                                  uint64_t new_len, int flags, GuestAddr new_addr) = 0;
   virtual Result<void> Advise(Context& via, GuestAddr addr, uint64_t len, int advice) = 0;
+  // A batch of changes made through `via` to an address space that no guest code has run in
+  // and that no other thread uses yet (an execve's new one): a platform may hold back the
+  // changes whose result it knows (MAP_FIXED mappings, unmaps, protection changes) and carry
+  // them out together, before any read or write of the memory and at EndBatch, which
+  // returns the first failure. By default each change is carried out at once.
+  virtual void BeginBatch(Context& /*via*/) {}
+  virtual Result<void> EndBatch() { return Ok(); }
 
   // Address ranges of the host's own mappings (stub code, vDSO, vvar) that guests must not
   // map over, and where the vDSO is, for AT_SYSINFO_EHDR.

@@ -26,7 +26,7 @@ struct Scratch {
   uint64_t seq;
   alignas(struct cmsghdr) uint8_t control[CMSG_SPACE(sizeof(int))];
 };
-static_assert(sizeof(Scratch) <= Layout::kStubScratchSize);
+static_assert(sizeof(Scratch) <= Layout::kStubBatchTable - Layout::kStubScratch);
 
 void* StubPtr(size_t offset) { return reinterpret_cast<void*>(Layout::kStubScratch + offset); }
 

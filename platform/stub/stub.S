@@ -59,6 +59,33 @@ clone_entry:
         jz      stop_loop
         int3
 
+        .org    0x280
+batch_entry:
+        // Runs the rsi host syscalls of the table at rdi, in order, and stops after the first
+        // that fails. An entry is eight quadwords: the number, six arguments, and the slot
+        // its result goes to. rax ends as the last result. The table is ordinary stub memory,
+        // so only an address space that no guest code runs in yet gets a batch
+        // (StubAddressSpace::BeginBatch).
+        mov     %rdi, %r12
+        mov     %rsi, %r13
+1:      test    %r13, %r13
+        jz      2f
+        mov     (%r12), %rax
+        mov     8(%r12), %rdi
+        mov     16(%r12), %rsi
+        mov     24(%r12), %rdx
+        mov     32(%r12), %r10
+        mov     40(%r12), %r8
+        mov     48(%r12), %r9
+        syscall
+        mov     %rax, 56(%r12)
+        cmp     $-4095, %rax
+        jae     2f
+        add     $64, %r12
+        dec     %r13
+        jmp     1b
+2:      int3
+
         .org    0x300
 ignore_action:
         .quad   1, 0, 0, 0              // SIG_IGN, no flags, no restorer, empty mask

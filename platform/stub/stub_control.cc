@@ -272,6 +272,7 @@ absl::StatusOr<std::shared_ptr<StubAddressSpace>> StubAddressSpace::ForForkedStu
 
 size_t StubAddressSpace::ReadMemory(GuestAddr addr, std::span<uint8_t> dst) {
   if (dst.empty()) return 0;
+  if (batch_via_ != nullptr && !FlushBatch().ok()) return 0;
   struct iovec local = {dst.data(), dst.size()};
   struct iovec remote = {reinterpret_cast<void*>(addr.value()), dst.size()};
   ssize_t n = process_vm_readv(AnyMember(), &local, 1, &remote, 1, 0);
@@ -294,6 +295,11 @@ size_t StubAddressSpace::ReadMemory(GuestAddr addr, std::span<uint8_t> dst) {
 
 size_t StubAddressSpace::WriteMemory(GuestAddr addr, std::span<const uint8_t> src) {
   if (src.empty()) return 0;
+  if (batch_via_ != nullptr && !FlushBatch().ok()) return 0;
+  return WriteRaw(addr, src);
+}
+
+size_t StubAddressSpace::WriteRaw(GuestAddr addr, std::span<const uint8_t> src) {
   size_t done = 0;
   while (done < src.size()) {
     struct iovec local = {const_cast<uint8_t*>(src.data()) + done, src.size() - done};
@@ -322,6 +328,18 @@ size_t StubAddressSpace::WriteMemory(GuestAddr addr, std::span<const uint8_t> sr
 Result<uint64_t> StubAddressSpace::Host(StubInjector& via, uint64_t nr, uint64_t a0,
                                         uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
                                         uint64_t a5) {
+  if (batch_via_ != nullptr) {
+    // Queued when the result is known: MAP_FIXED puts the mapping at a0 or fails.
+    bool fixed_map = nr == SYS_mmap && (a3 & MAP_FIXED) && !(a3 & MAP_FIXED_NOREPLACE);
+    if (&via == batch_via_ && (fixed_map || nr == SYS_munmap || nr == SYS_mprotect)) {
+      if (batch_.size() == Layout::kStubBatchTableSize / sizeof(batch_[0])) {
+        SENTRY_TRY(FlushBatch());
+      }
+      batch_.push_back({nr, a0, a1, a2, a3, a4, a5, 0});
+      return fixed_map ? a0 : 0;
+    }
+    SENTRY_TRY(FlushBatch());
+  }
   Result<int64_t> r = via.StubSyscall(nr, a0, a1, a2, a3, a4, a5);
   if (!r.ok()) return r.error();
   if (*r < 0 && *r > -4096) return Errno(static_cast<int>(-*r));
@@ -346,6 +364,8 @@ Result<int> StubAddressSpace::Lend(StubInjector& inj, int host_fd) {
       lent.ctime.tv_sec == st.st_ctim.tv_sec && lent.ctime.tv_nsec == st.st_ctim.tv_nsec) {
     return lent.remote;
   }
+  // Queued mappings of the file lent before still use its fd.
+  if (batch_via_ != nullptr) SENTRY_TRY(FlushBatch());
   if (lent.remote >= 0) {
     (void)inj.StubSyscall(SYS_close, static_cast<uint64_t>(lent.remote));
     lent.remote = -1;
@@ -353,6 +373,39 @@ Result<int> StubAddressSpace::Lend(StubInjector& inj, int host_fd) {
   int remote = SENTRY_TRY(inj.LendFd(host_fd));
   lent = {st.st_dev, st.st_ino, st.st_ctim, remote};
   return remote;
+}
+
+void StubAddressSpace::BeginBatch(Context& via) {
+  batch_via_ = &dynamic_cast<StubInjector&>(via);
+  batch_errno_ = 0;
+}
+
+Result<void> StubAddressSpace::EndBatch() {
+  if (batch_via_ == nullptr) return Ok();
+  Result<void> r = FlushBatch();
+  batch_via_ = nullptr;
+  batch_.clear();
+  return r;
+}
+
+Result<void> StubAddressSpace::FlushBatch() {
+  if (batch_errno_ != 0) return Errno(batch_errno_);
+  if (batch_.empty()) return Ok();
+  std::vector<std::array<uint64_t, 8>> table = std::move(batch_);
+  batch_.clear();
+  auto bytes = std::as_bytes(std::span(table));
+  std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  Result<int64_t> r = raw.size() <= Layout::kStubBatchTableSize &&
+                              WriteRaw(GuestAddr(Layout::kStubBatchTable), raw) == raw.size()
+                          ? batch_via_->StubSyscall(0, Layout::kStubBatchTable, table.size(), 0,
+                                                    0, 0, 0, Layout::kStubBatch)
+                          : Result<int64_t>(Errno(EFAULT));
+  if (!r.ok()) {
+    batch_errno_ = r.error().code();
+  } else if (*r < 0 && *r > -4096) {
+    batch_errno_ = static_cast<int>(-*r);
+  }
+  return batch_errno_ != 0 ? Result<void>(Errno(batch_errno_)) : Ok();
 }
 
 Result<int> StubAddressSpace::LendFd(StubInjector& via, int host_fd) {

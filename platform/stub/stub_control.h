@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <array>
 #include <atomic>
 #include <ctime>
 #include <memory>
@@ -110,7 +111,19 @@ class StubAddressSpace final : public AddressSpace {
   Result<int> LendFd(StubInjector& via, int host_fd);
   // `host_fd`'s number in the injector's fd table: the one lent before if it is the same
   // file (StubInjector::lent_file), else a fresh lend.
-  static Result<int> Lend(StubInjector& inj, int host_fd);
+  Result<int> Lend(StubInjector& inj, int host_fd);
+
+  // Batching, for an address space that no guest code has run in yet and that no other
+  // thread uses (an execve's new one, until its point of no return): from BeginBatch on, the
+  // host calls whose result is known in advance (mmap with MAP_FIXED, munmap, mprotect, the
+  // close of a lent fd) are queued, and run together in one injection (stub.S's batch_entry)
+  // before any other call into the stub, any read or write of its memory, and at EndBatch.
+  // A file mapping is one injection instead of one per segment. The queue sits in the
+  // scratch page, which guest code could rewrite: hence no batch once the guest runs.
+  void BeginBatch(Context& via) override;
+  // Runs what is queued and ends the batch: the errno of the first queued call that failed
+  // (the calls after it did not run), ESRCH if the stub died.
+  Result<void> EndBatch() override;
   // The address space of a stub that ForkAddressSpace created as `handle`: its parent's
   // layout if it was noted, else read from the host.
   static absl::StatusOr<std::shared_ptr<StubAddressSpace>> ForForkedStub(int handle);
@@ -136,9 +149,17 @@ class StubAddressSpace final : public AddressSpace {
 
  private:
   int AnyMember();
-  static Result<uint64_t> Host(StubInjector& via, uint64_t nr, uint64_t a0, uint64_t a1 = 0,
-                               uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
-                               uint64_t a5 = 0);
+  // Runs host call `nr` in the stub, or queues it while batching if its result is known.
+  Result<uint64_t> Host(StubInjector& via, uint64_t nr, uint64_t a0, uint64_t a1 = 0,
+                        uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0, uint64_t a5 = 0);
+  // Runs the queued calls (a no-op when none are); a failure is kept for EndBatch too.
+  Result<void> FlushBatch();
+  size_t WriteRaw(GuestAddr addr, std::span<const uint8_t> src);
+
+  // Batching state: only the thread that called BeginBatch touches it.
+  StubInjector* batch_via_ = nullptr;
+  std::vector<std::array<uint64_t, 8>> batch_;
+  int batch_errno_ = 0;
 
   absl::Mutex mu_;
   std::vector<int> members_ ABSL_GUARDED_BY(mu_);  // live stub tids sharing this mm

@@ -208,6 +208,9 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
   }
   std::unique_ptr<platform::Context> ctx = std::move(*ctx_or);
   auto mm = std::make_shared<mm::MemoryManager>(ctx->address_space());
+  // No guest code has run in the new address space: its mappings go in as a batch (the
+  // stack's first write, or the end of the load, carries them out).
+  ctx->address_space()->BeginBatch(*ctx);
   LoadedElf elf = SENTRY_TRY(LoadElf(t, *ctx, *mm, file));
   mm->SetBrkStart(elf.brk);
   // The credentials the new program runs with (the old ones stay until the point of no
@@ -219,6 +222,7 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
   }
   const bool secure = creds.TransformForExec();
   uint64_t sp = SENTRY_TRY(BuildStack(*ctx, *mm, creds, secure, elf, execfn, argv, envp));
+  SENTRY_TRY(ctx->address_space()->EndBatch());
 
   // Point of no return once the other threads are gone (DeThread fails only when this thread
   // is being killed anyway).
