@@ -219,16 +219,22 @@ absl::StatusOr<std::unique_ptr<Context>> MakeGuestStub(int injector,
                                                        std::shared_ptr<StubAddressSpace> as) {
   bool interrupted = false;
   // CLONE_FILES: an fd that SECCOMP_IOCTL_NOTIF_ADDFD puts in the guest stub is then the
-  // injector's to mmap (LendFd).
-  Result<int64_t> guest =
-      InjectSyscall(injector, {SYS_clone, CLONE_VM | CLONE_FILES | SIGCHLD, 0, 0, 0, 0, 0},
-                    Layout::kStubClone, &interrupted);
+  // injector's to mmap (LendFd). The guest stub dies with its injector: a stub left without
+  // one (its injector killed on the host) could never change its address space again, and
+  // would live on, orphaned, until the sandbox ends. At kStubGuestClone (stub.S) the child
+  // sets that up itself before it stops, and exits if the injector died before: then the
+  // seize below finds it dead.
+  Result<int64_t> guest = InjectSyscall(
+      injector,
+      {SYS_clone, CLONE_VM | CLONE_FILES | SIGCHLD, 0, 0, 0, 0, static_cast<uint64_t>(injector)},
+      Layout::kStubGuestClone, &interrupted);
   if (!guest.ok() || *guest < 0) return absl::InternalError("cannot clone the guest stub");
   int tid = static_cast<int>(*guest);
   absl::Status st = SeizeStopped(tid);
   if (!st.ok()) {
     kill(tid, SIGKILL);
-    return st;
+    return absl::Status(st.code(), "the guest stub or its injector is gone: " +
+                                       std::string(st.message()));
   }
   auto fail = [&](const char* what) {
     int err = errno;
@@ -236,18 +242,6 @@ absl::StatusOr<std::unique_ptr<Context>> MakeGuestStub(int injector,
     WaitFor(tid);
     return ErrnoStatus(what, err);
   };
-  // The guest stub dies with its injector: a stub left without one (its injector killed on
-  // the host) could never change its address space again, and would live on, orphaned,
-  // until the sandbox ends. The injector may have died before the prctl: then the stub's
-  // parent is no longer the injector.
-  Result<int64_t> pdeath = InjectSyscall(tid, {SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0, 0},
-                                         Layout::kStubInject, &interrupted);
-  Result<int64_t> ppid =
-      InjectSyscall(tid, {SYS_getppid, 0, 0, 0, 0, 0, 0}, Layout::kStubInject, &interrupted);
-  if (!pdeath.ok() || *pdeath != 0 || !ppid.ok() || *ppid != injector) {
-    errno = ESRCH;
-    return fail("the injector of the guest stub is gone");
-  }
   Result<int64_t> fd = InjectSyscall(
       tid, {SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
             Layout::kStubFilter, 0, 0, 0},

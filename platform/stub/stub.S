@@ -153,6 +153,69 @@ confine_insns:
         .byte   0, 0
         .long   0x80000000
 
+        .org    0x600
+fork_entry:
+        // The stub factory's fork (stub_factory.cc): clone() as at clone_entry, with r9 the
+        // fd at which the factory holds the new stub's channel (-1: none). The child makes it
+        // its fd 0 (kStubChannelFd), replacing the factory's channel there, or closes fd 0,
+        // and stops until it is attached; it exits if that fails. The parent closes the fd
+        // and traps back with clone's result.
+        syscall
+        test    %rax, %rax
+        jz      2f
+        mov     %rax, %r13
+        test    %r9, %r9
+        js      1f
+        mov     $3, %eax                // close(r9)
+        mov     %r9, %rdi
+        syscall
+1:      mov     %r13, %rax
+        int3
+2:      test    %r9, %r9
+        js      3f
+        mov     $33, %eax               // dup2(r9, 0)
+        mov     %r9, %rdi
+        xor     %esi, %esi
+        syscall
+        test    %rax, %rax
+        jnz     4f
+        mov     $3, %eax                // close(r9)
+        mov     %r9, %rdi
+        syscall
+        jmp     stop_loop
+3:      mov     $3, %eax                // close(0)
+        xor     %edi, %edi
+        syscall
+        test    %rax, %rax
+        jz      stop_loop
+4:      mov     $231, %eax              // exit_group(126)
+        mov     $126, %edi
+        syscall
+
+        .org    0x680
+guest_clone_entry:
+        // clone() for a guest stub of the seccomp platform (MakeGuestStub), with r9 the pid of
+        // the injector that clones it. The child asks to die with its parent and checks that
+        // its parent is still that injector (it may have died before the prctl), exiting if
+        // not, then stops until it is attached. The parent traps back with clone's result.
+        syscall
+        test    %rax, %rax
+        jz      1f
+        int3
+1:      mov     $157, %eax              // prctl(PR_SET_PDEATHSIG, SIGKILL)
+        mov     $1, %edi
+        mov     $9, %esi
+        syscall
+        test    %rax, %rax
+        jnz     2f
+        mov     $110, %eax              // getppid()
+        syscall
+        cmp     %r9, %rax
+        je      stop_loop
+2:      mov     $231, %eax              // exit_group(126)
+        mov     $126, %edi
+        syscall
+
         // Scratch memory for injected syscalls that take pointers (Layout::kStubScratch):
         // the ptrace platform's recvmsg of a lent fd writes its msghdr and control data here.
         // It lies in the reserved stub range, so no guest mapping replaces it.

@@ -33,11 +33,10 @@ class DirectInjector final : public StubInjector {
   const int tid_;
 };
 
-// What the factory thread hands back: the new stub, and the number at which it holds the
-// lent channel end (-1 if none).
+// What the factory thread hands back: the new stub, which holds its channel (if any) at
+// kStubChannelFd already.
 struct Forked {
   int pid = -1;
-  int lent_fd = -1;
 };
 
 class Factory {
@@ -90,20 +89,27 @@ class Factory {
   }
   bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return request_ == nullptr; }
 
-  // Lends `channel_fd` to the factory, forks it, and closes the factory's copy again: the
-  // child keeps its own copy at the same number.
+  // Lends `channel_fd` to the factory and forks it at kStubFork (stub.S): the child moves
+  // the lent fd to its kStubChannelFd (or closes that fd if there is none) before it stops,
+  // and the factory closes its copy, all in the one injection.
   absl::StatusOr<Forked> Fork(StubInjector& inj, int channel_fd) {
-    Forked f;
-    if (channel_fd >= 0) {
-      Result<int> lent = channel_->Lend(inj, *mem_, channel_fd);
-      if (!lent.ok()) return absl::InternalError("cannot lend a channel to the stub factory");
-      f.lent_fd = *lent;
+    for (int attempt = 0;; attempt++) {
+      int lent_fd = -1;
+      if (channel_fd >= 0) {
+        Result<int> lent = channel_->Lend(inj, *mem_, channel_fd);
+        if (!lent.ok()) return absl::InternalError("cannot lend a channel to the stub factory");
+        lent_fd = *lent;
+      }
+      Result<int64_t> r = inj.StubSyscall(SYS_clone, SIGCHLD, 0, 0, 0, 0,
+                                          static_cast<uint64_t>(static_cast<int64_t>(lent_fd)),
+                                          Layout::kStubFork);
+      if (!r.ok()) return ErrnoStatus("clone (stub factory)", r.error().code());
+      if (*r >= 0) return Forked{static_cast<int>(*r)};
+      // A host EAGAIN may be stubs not yet reaped: wait for them once, as CloneStub.
+      if (*r != -EAGAIN || attempt > 0 || !AwaitReaped()) {
+        return ErrnoStatus("clone (stub factory)", static_cast<int>(-*r));
+      }
     }
-    Result<int> child = CloneStub(inj, SIGCHLD);
-    if (f.lent_fd >= 0) (void)inj.StubSyscall(SYS_close, static_cast<uint64_t>(f.lent_fd));
-    if (!child.ok()) return ErrnoStatus("clone (stub factory)", child.error().code());
-    f.pid = *child;
-    return f;
   }
 
   std::shared_ptr<FdChannel> channel_;  // the factory's own, at its kStubChannelFd
@@ -193,20 +199,6 @@ absl::StatusOr<int> ForkStubFromFactory(int channel_fd) {
   // thread's group still counts there until the context's first switch chooses, and a
   // choice made now would move every execve away from its own old address space.
   (void)CpuPlacement::PinUncounted(sched_getcpu(), {f.pid});
-  bool interrupted = false;
-  // The child holds the factory's channel at kStubChannelFd: replace it with its own, or
-  // drop it.
-  Result<int64_t> r =
-      f.lent_fd >= 0
-          ? InjectSyscall(f.pid, {SYS_dup2, static_cast<uint64_t>(f.lent_fd), kStubChannelFd},
-                          Layout::kStubInject, &interrupted)
-          : InjectSyscall(f.pid, {SYS_close, kStubChannelFd}, Layout::kStubInject, &interrupted);
-  if (!r.ok() || *r < 0) return fail(absl::InternalError("cannot set up the fd of a new stub"));
-  if (f.lent_fd >= 0) {
-    r = InjectSyscall(f.pid, {SYS_close, static_cast<uint64_t>(f.lent_fd)}, Layout::kStubInject,
-                      &interrupted);
-    if (!r.ok() || *r != 0) return fail(absl::InternalError("cannot close a stub's spare fd"));
-  }
   return f.pid;
 }
 
