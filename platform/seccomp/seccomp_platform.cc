@@ -613,6 +613,21 @@ Result<int64_t> SeccompContext::StubSyscall(uint64_t nr, uint64_t a0, uint64_t a
                                             uint64_t a3, uint64_t a4, uint64_t a5,
                                             uint64_t entry) {
   if (dead_) return Errno(ESRCH);
+  // The guest's own mprotect or munmap, exactly as it asked for it, in an address space that
+  // no other guest thread shares: answering its notification with CONTINUE has the host make
+  // it, instead of an injection (the caller takes 0 as the result; the guest gets the
+  // host's). Its arguments are all in registers, which nothing can change while it waits;
+  // with one guest thread, no other change to the address space can come between the
+  // Sentry's bookkeeping and the host's call.
+  if (in_notif_ && !continue_pending_ && entry == Layout::kStubInject &&
+      (nr == SYS_mprotect || nr == SYS_munmap) && nr == notif_nr_ && a0 == notif_args_[0] &&
+      a1 == notif_args_[1] && (nr == SYS_munmap || a2 == notif_args_[2]) &&
+      as_->MemberCount() == 2) {
+    const uint64_t call[7] = {nr, a0, a1, nr == SYS_munmap ? 0 : a2, 0, 0, 0};
+    memcpy(continue_call_, call, sizeof(call));
+    continue_pending_ = true;
+    return 0;
+  }
   bool interrupted = false;  // nothing interrupts the injector on purpose
   return InjectSyscall(injector_, {nr, a0, a1, a2, a3, a4, a5}, entry, &interrupted);
 }

@@ -163,6 +163,11 @@ void StubAddressSpace::AddMember(int tid) {
   members_.push_back(tid);
 }
 
+size_t StubAddressSpace::MemberCount() {
+  absl::MutexLock l(&mu_);
+  return members_.size();
+}
+
 void StubAddressSpace::RemoveMember(int tid) {
   absl::MutexLock l(&mu_);
   std::erase(members_, tid);

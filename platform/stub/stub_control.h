@@ -132,6 +132,8 @@ class StubAddressSpace final : public AddressSpace {
 
   void AddMember(int tid);
   void RemoveMember(int tid);
+  // How many live stubs share this address space (the seccomp platform's injector included).
+  size_t MemberCount();
 
   size_t ReadMemory(GuestAddr addr, std::span<uint8_t> dst) override;
   size_t WriteMemory(GuestAddr addr, std::span<const uint8_t> src) override;
