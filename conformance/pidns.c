@@ -68,7 +68,8 @@ static pid_t raw_clone(unsigned long flags) {
 }
 
 // Runs `init` as PID 1 of a new PID namespace; checks that it returned (exit status 0).
-static void as_new_init(void (*init)(void)) {
+// Returns its pid here (reaped).
+static pid_t as_new_init(void (*init)(void)) {
   pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
   CHECK(pid >= 0);
   if (pid == 0) {
@@ -76,6 +77,7 @@ static void as_new_init(void (*init)(void)) {
     _exit(0);
   }
   CHECK_EXIT(pid, 0);
+  return pid;
 }
 
 // raw_clone(`flags` | SIGCHLD) with a pipe between parent and child: the child keeps end
@@ -435,13 +437,7 @@ static void ipc_case(void) {
   ipc_shm = shmget(IPC_PRIVATE, 4096, 0600);
   ipc_sem = semget(IPC_PRIVATE, 1, 0600);
   CHECK(ipc_msq >= 0 && ipc_shm >= 0 && ipc_sem >= 0);
-  pid_t pid = raw_clone(CLONE_NEWPID | SIGCHLD);
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    init_ipc();
-    _exit(0);
-  }
-  CHECK_EXIT(pid, 0);
+  pid_t pid = as_new_init(init_ipc);
   struct msqid_ds mds;
   CHECK_EQ(msgctl(ipc_msq, IPC_STAT, &mds), 0);
   CHECK_EQ(mds.msg_lspid, pid);
