@@ -112,8 +112,8 @@ def _descendants(root):
 
 def _role(pid):
     """Returns (role, VmHWM, Pss), both in KiB, if the process counts toward the sandbox's
-    memory, else None. A traced process is a guest stub. Pss is None if smaps_rollup cannot
-    be read."""
+    memory, else None (also once it is exiting). A traced process is a guest stub. Pss is None
+    if smaps_rollup may not be read."""
     try:
         with open(f"/proc/{pid}/status") as f:
             fields = dict(line.split(":", 1) for line in f if ":" in line)
@@ -132,8 +132,12 @@ def _role(pid):
                 if line.startswith("Pss:"):
                     pss = int(line.split()[1])
                     break
+    except PermissionError:
+        return role, int(fields.get("VmHWM", "0 kB").split()[0]), None  # the caller reports it
     except OSError:
-        pass
+        return None  # gone since its status was read
+    if pss is None:
+        return None  # exiting: no memory left to show
     return role, int(fields.get("VmHWM", "0 kB").split()[0]), pss
 
 
