@@ -125,6 +125,7 @@ def _role(pid):
     role = ROLES.get(name) or ROLES.get(argv0)
     if role is None or fields.get("TracerPid", "0").strip() != "0":
         return None
+    hwm = int(fields.get("VmHWM", "0 kB").split()[0])
     pss = None
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
@@ -133,12 +134,12 @@ def _role(pid):
                     pss = int(line.split()[1])
                     break
     except PermissionError:
-        return role, int(fields.get("VmHWM", "0 kB").split()[0]), None  # the caller reports it
+        return role, hwm, None  # the caller reports it
     except OSError:
         return None  # gone since its status was read
     if pss is None:
         return None  # exiting: no memory left to show
-    return role, int(fields.get("VmHWM", "0 kB").split()[0]), pss
+    return role, hwm, pss
 
 
 def peak_memory_mib(column, timeout_s):

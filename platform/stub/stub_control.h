@@ -115,9 +115,10 @@ class StubAddressSpace final : public AddressSpace {
 
   // Batching, for an address space that no guest code has run in yet and that no other
   // thread uses (an execve's new one, until its point of no return): from BeginBatch on, the
-  // host calls whose result is known in advance (mmap with MAP_FIXED, munmap, mprotect, the
-  // close of a lent fd) are queued, and run together in one injection (stub.S's batch_entry)
-  // before any other call into the stub, any read or write of its memory, and at EndBatch.
+  // host calls whose result is known in advance (mmap with MAP_FIXED, munmap, mprotect) are
+  // queued, and run together in one injection (stub.S's batch_entry) before any other call
+  // into the stub (a lend, and its close of the fd lent before), any read or write of its
+  // memory, and at EndBatch.
   // A file mapping is one injection instead of one per segment. The queue sits in the
   // scratch page, which guest code could rewrite: hence no batch once the guest runs.
   void BeginBatch(Context& via) override;
