@@ -33,6 +33,7 @@ struct Layout {
   static constexpr uint64_t kStubBatch = kStubBase + 0x280;  // a table of host syscalls
   static constexpr uint64_t kStubFork = kStubBase + 0x600;   // the stub factory's fork
   static constexpr uint64_t kStubGuestClone = kStubBase + 0x680;  // a seccomp guest stub
+  static constexpr uint64_t kStubCloseInject = kStubBase + 0x700;  // close(r12), then inject
   static constexpr uint64_t kStubFilter = kStubBase + 0x380;  // the seccomp platform's filter
   // A writable page for the arguments of injected syscalls. Guest code can write it too, so
   // what the Sentry reads back from it is validated like any guest memory.

@@ -146,7 +146,8 @@ Result<int64_t> PtraceContext::StubSyscall(uint64_t nr, uint64_t a0, uint64_t a1
                                            uint64_t entry) {
   if (dead_) return Errno(ESRCH);
   bool interrupted = false;
-  Result<int64_t> r = InjectSyscall(tid_, {nr, a0, a1, a2, a3, a4, a5}, entry, &interrupted);
+  Result<int64_t> r =
+      InjectSyscall(tid_, {nr, a0, a1, a2, a3, a4, a5}, entry, &interrupted, TakeDeferredClose());
   if (interrupted) interrupt_.store(true);
   if (!r.ok()) dead_ = true;
   return r;

@@ -259,13 +259,12 @@ absl::StatusOr<std::unique_ptr<Context>> MakeGuestStub(int injector,
     close(pidfd);
     return fail("pidfd_getfd (seccomp listener)");
   }
-  // The stubs' shared fd table keeps nothing: stubs forked from the injector must not inherit
-  // this listener.
-  (void)InjectSyscall(injector, {SYS_close, static_cast<uint64_t>(*fd), 0, 0, 0, 0, 0},
-                      Layout::kStubInject, &interrupted);
   as->AddMember(tid);
-  return std::unique_ptr<Context>(
-      std::make_unique<SeccompContext>(injector, tid, listener, pidfd, std::move(as)));
+  auto ctx = std::make_unique<SeccompContext>(injector, tid, listener, pidfd, std::move(as));
+  // The stubs' shared fd table keeps nothing: stubs cloned from the injector must not inherit
+  // this listener. Its close goes with the next injection (a clone's comes before it).
+  ctx->DeferClose(static_cast<int>(*fd));
+  return std::unique_ptr<Context>(std::move(ctx));
 }
 
 }  // namespace
@@ -629,7 +628,8 @@ Result<int64_t> SeccompContext::StubSyscall(uint64_t nr, uint64_t a0, uint64_t a
     return 0;
   }
   bool interrupted = false;  // nothing interrupts the injector on purpose
-  return InjectSyscall(injector_, {nr, a0, a1, a2, a3, a4, a5}, entry, &interrupted);
+  return InjectSyscall(injector_, {nr, a0, a1, a2, a3, a4, a5}, entry, &interrupted,
+                       TakeDeferredClose());
 }
 
 Result<int> SeccompContext::LendFd(int host_fd) {

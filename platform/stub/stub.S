@@ -216,6 +216,22 @@ guest_clone_entry:
         mov     $126, %edi
         syscall
 
+        .org    0x700
+close_inject:
+        // An injected syscall as at inject, after close(r12): an fd the Sentry no longer needs
+        // in the stub's fd table (StubInjector::DeferClose) goes with the next injection
+        // instead of one of its own. close's result is not looked at; r13 and r14 keep rax
+        // and rdi across it.
+        mov     %rax, %r13
+        mov     %rdi, %r14
+        mov     $3, %eax
+        mov     %r12, %rdi
+        syscall
+        mov     %r13, %rax
+        mov     %r14, %rdi
+        syscall
+        int3
+
         // Scratch memory for injected syscalls that take pointers (Layout::kStubScratch):
         // the ptrace platform's recvmsg of a lent fd writes its msghdr and control data here.
         // It lies in the reserved stub range, so no guest mapping replaces it.

@@ -129,11 +129,21 @@ absl::Status SeizeStopped(int tid) {
   return absl::OkStatus();
 }
 
-Result<int64_t> InjectSyscall(int tid, const uint64_t (&args)[7], uint64_t entry,
-                              bool* interrupted) {
+Result<int64_t> InjectSyscall(int tid, const uint64_t (&args)[7], uint64_t entry, bool* interrupted,
+                              int close_first) {
+  if (close_first >= 0 && entry != Layout::kStubInject) {
+    // Only plain injections have a close_inject twin.
+    SENTRY_TRY(InjectSyscall(tid, {SYS_close, static_cast<uint64_t>(close_first), 0, 0, 0, 0, 0},
+                             Layout::kStubInject, interrupted));
+    close_first = -1;
+  }
   Registers regs;
   if (ptrace(PTRACE_GETREGS, tid, 0, &regs) != 0) return Errno(ESRCH);
   regs.rip = entry;
+  if (close_first >= 0) {
+    regs.rip = Layout::kStubCloseInject;
+    regs.r12 = static_cast<uint64_t>(close_first);
+  }
   regs.rax = args[0];
   regs.orig_rax = ~0ull;  // not inside a syscall: no restart handling by the host
   regs.rdi = args[1];
@@ -277,7 +287,9 @@ absl::StatusOr<std::shared_ptr<StubAddressSpace>> StubAddressSpace::ForForkedStu
 
 size_t StubAddressSpace::ReadMemory(GuestAddr addr, std::span<uint8_t> dst) {
   if (dst.empty()) return 0;
-  if (batch_via_ != nullptr && !FlushBatch().ok()) return 0;
+  if (batch_via_ != nullptr && BatchTouches(addr.value(), dst.size()) && !FlushBatch().ok()) {
+    return 0;
+  }
   struct iovec local = {dst.data(), dst.size()};
   struct iovec remote = {reinterpret_cast<void*>(addr.value()), dst.size()};
   ssize_t n = process_vm_readv(AnyMember(), &local, 1, &remote, 1, 0);
@@ -300,8 +312,29 @@ size_t StubAddressSpace::ReadMemory(GuestAddr addr, std::span<uint8_t> dst) {
 
 size_t StubAddressSpace::WriteMemory(GuestAddr addr, std::span<const uint8_t> src) {
   if (src.empty()) return 0;
-  if (batch_via_ != nullptr && !FlushBatch().ok()) return 0;
+  if (batch_via_ != nullptr && BatchTouches(addr.value(), src.size())) {
+    // After the queue has run, in order: it changes no byte of this range after this point.
+    if (batch_errno_ != 0) return 0;
+    batch_writes_.push_back({addr.value(), std::vector<uint8_t>(src.begin(), src.end())});
+    return src.size();
+  }
   return WriteRaw(addr, src);
+}
+
+namespace {
+bool RangesOverlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen) {
+  return a < b + blen && b < a + alen;
+}
+}  // namespace
+
+bool StubAddressSpace::BatchTouches(uint64_t addr, uint64_t len) const {
+  for (const auto& e : batch_) {
+    if (e[0] != SYS_close && RangesOverlap(addr, len, e[1], e[2])) return true;
+  }
+  for (const auto& w : batch_writes_) {
+    if (RangesOverlap(addr, len, w.addr, w.data.size())) return true;
+  }
+  return false;
 }
 
 size_t StubAddressSpace::WriteRaw(GuestAddr addr, std::span<const uint8_t> src) {
@@ -337,9 +370,11 @@ Result<uint64_t> StubAddressSpace::Host(StubInjector& via, uint64_t nr, uint64_t
     // Queued when the result is known: MAP_FIXED puts the mapping at a0 or fails.
     bool fixed_map = nr == SYS_mmap && (a3 & MAP_FIXED) && !(a3 & MAP_FIXED_NOREPLACE);
     if (&via == batch_via_ && (fixed_map || nr == SYS_munmap || nr == SYS_mprotect)) {
-      if (batch_.size() == Layout::kStubBatchTableSize / sizeof(batch_[0])) {
-        SENTRY_TRY(FlushBatch());
-      }
+      // A write held back for the end of the queue must not come after a change to its range.
+      bool under_write = false;
+      for (const auto& w : batch_writes_)
+        under_write |= RangesOverlap(a0, a1, w.addr, w.data.size());
+      if (under_write || batch_.size() == kBatchCapacity) SENTRY_TRY(FlushBatch());
       batch_.push_back({nr, a0, a1, a2, a3, a4, a5, 0});
       return fixed_map ? a0 : 0;
     }
@@ -369,10 +404,15 @@ Result<int> StubAddressSpace::Lend(StubInjector& inj, int host_fd) {
       lent.ctime.tv_sec == st.st_ctim.tv_sec && lent.ctime.tv_nsec == st.st_ctim.tv_nsec) {
     return lent.remote;
   }
-  // Queued mappings of the file lent before still use its fd.
-  if (batch_via_ != nullptr) SENTRY_TRY(FlushBatch());
   if (lent.remote >= 0) {
-    (void)inj.StubSyscall(SYS_close, static_cast<uint64_t>(lent.remote));
+    // Queued mappings of the file lent before still use its fd: its close goes after them.
+    if (&inj == batch_via_) {
+      if (batch_.size() == kBatchCapacity) SENTRY_TRY(FlushBatch());
+      batch_.push_back({SYS_close, static_cast<uint64_t>(lent.remote), 0, 0, 0, 0, 0, 0});
+    } else {
+      if (batch_via_ != nullptr) SENTRY_TRY(FlushBatch());
+      inj.DeferClose(lent.remote);
+    }
     lent.remote = -1;
   }
   int remote = SENTRY_TRY(inj.LendFd(host_fd));
@@ -390,14 +430,32 @@ Result<void> StubAddressSpace::EndBatch() {
   Result<void> r = FlushBatch();
   batch_via_ = nullptr;
   batch_.clear();
+  batch_writes_.clear();
   return r;
 }
 
 Result<void> StubAddressSpace::FlushBatch() {
   if (batch_errno_ != 0) return Errno(batch_errno_);
-  if (batch_.empty()) return Ok();
+  if (!batch_.empty()) SENTRY_TRY(RunBatch());
+  std::vector<BatchWrite> writes = std::move(batch_writes_);
+  batch_writes_.clear();
+  for (const BatchWrite& w : writes) {
+    if (WriteRaw(GuestAddr(w.addr), w.data) != w.data.size()) {
+      batch_errno_ = EFAULT;
+      return Errno(EFAULT);
+    }
+  }
+  return Ok();
+}
+
+Result<void> StubAddressSpace::RunBatch() {
   std::vector<std::array<uint64_t, 8>> table = std::move(batch_);
   batch_.clear();
+  // A close DeferClose left goes first in the table, if there is room (else StubSyscall
+  // injects it before).
+  if (int fd = table.size() < kBatchCapacity ? batch_via_->TakeDeferredClose() : -1; fd >= 0) {
+    table.insert(table.begin(), {SYS_close, static_cast<uint64_t>(fd), 0, 0, 0, 0, 0, 0});
+  }
   auto bytes = std::as_bytes(std::span(table));
   std::span<const uint8_t> raw(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   Result<int64_t> r = raw.size() <= Layout::kStubBatchTableSize &&

@@ -5,6 +5,7 @@
 // This directory is one of the few places with raw ptrace and process_vm_* calls.
 #pragma once
 
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -65,8 +66,21 @@ class StubInjector {
                                       uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
                                       uint64_t a5 = 0, uint64_t entry = Layout::kStubInject) = 0;
   // Installs a copy of the Sentry's `host_fd` in the injector's fd table and returns its
-  // number there (closed again with an injected close). EOPNOTSUPP if this stub cannot.
+  // number there (closed again with DeferClose). EOPNOTSUPP if this stub cannot.
   virtual Result<int> LendFd(int /*host_fd*/) { return Errno(EOPNOTSUPP); }
+
+  // Closes `fd` of the injector's fd table with the next injected call (stub.S's
+  // close_inject, or the next batch's first entry) instead of an injection of its own: an fd
+  // the Sentry is done with (a file lent before, a seccomp listener's stub-side copy) is of
+  // no use to the stub meanwhile, whose guest code has every syscall trapped. A clone of the
+  // stub closes it first, so no new stub inherits it. One fd waits at a time: a second one
+  // closes both now.
+  void DeferClose(int fd) {
+    int before = std::exchange(deferred_close_, fd);
+    if (before >= 0) (void)StubSyscall(SYS_close, static_cast<uint64_t>(before));
+  }
+  // The fd DeferClose left for the next injection, now taken by it; -1 if none.
+  int TakeDeferredClose() { return std::exchange(deferred_close_, -1); }
 
   // The file most recently lent for a mapping stays in the injector's fd table until another
   // one is lent: a program and each library are mapped segment by segment from one file, and
@@ -79,12 +93,17 @@ class StubInjector {
     int remote = -1;           // fd number in the injector, -1 if none
   };
   LentFile lent_file;
+
+ private:
+  int deferred_close_ = -1;
 };
 
 // Injects one syscall into stopped, seized `tid`. A stop that is not the injection's own
 // (e.g. an Interrupt's SIGSTOP) sets *interrupted. Returns ESRCH once the stub is gone.
-Result<int64_t> InjectSyscall(int tid, const uint64_t (&args)[7], uint64_t entry,
-                              bool* interrupted);
+// With `close_first` >= 0, that fd is closed in the stub before (StubInjector::DeferClose):
+// in the same injection at kStubInject, by one of its own before any other entry.
+Result<int64_t> InjectSyscall(int tid, const uint64_t (&args)[7], uint64_t entry, bool* interrupted,
+                              int close_first = -1);
 
 // One guest address space held by stub processes that share it (CLONE_VM). The Sentry keeps
 // the VMA list; this applies it to the host. `via` contexts must implement StubInjector.
@@ -115,11 +134,14 @@ class StubAddressSpace final : public AddressSpace {
 
   // Batching, for an address space that no guest code has run in yet and that no other
   // thread uses (an execve's new one, until its point of no return): from BeginBatch on, the
-  // host calls whose result is known in advance (mmap with MAP_FIXED, munmap, mprotect) are
-  // queued, and run together in one injection (stub.S's batch_entry) before any other call
-  // into the stub (a lend, and its close of the fd lent before), any read or write of its
-  // memory, and at EndBatch.
-  // A file mapping is one injection instead of one per segment. The queue sits in the
+  // host calls whose result is known in advance (mmap with MAP_FIXED, munmap, mprotect) and
+  // the close of a file lent before are queued, and run together in one injection (stub.S's
+  // batch_entry) at EndBatch, or before an injected call other than a lend (which needs
+  // only the fd table and the scratch page, which the queue never changes) and before a read
+  // of memory the queue changes. A write to such memory (the zeroed tail of a segment, the
+  // new stack) is held back and made after the queue has run, in order; a queued call that
+  // would change its range runs the queue first.
+  // An execve's load is then one injection plus one per file lent. The queue sits in the
   // scratch page, which guest code could rewrite: hence no batch once the guest runs.
   void BeginBatch(Context& via) override;
   // Runs what is queued and ends the batch: the errno of the first queued call that failed
@@ -155,13 +177,26 @@ class StubAddressSpace final : public AddressSpace {
   // Runs host call `nr` in the stub, or queues it while batching if its result is known.
   Result<uint64_t> Host(StubInjector& via, uint64_t nr, uint64_t a0, uint64_t a1 = 0,
                         uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0, uint64_t a5 = 0);
-  // Runs the queued calls (a no-op when none are); a failure is kept for EndBatch too.
+  // Runs the queued calls (a no-op when none are), then the writes held back; a failure is
+  // kept for EndBatch too.
   Result<void> FlushBatch();
+  // FlushBatch's injection, for a non-empty queue.
+  Result<void> RunBatch();
+  // Whether [addr, addr+len) meets a queued call's range or a held-back write.
+  bool BatchTouches(uint64_t addr, uint64_t len) const;
   size_t WriteRaw(GuestAddr addr, std::span<const uint8_t> src);
 
   // Batching state: only the thread that called BeginBatch touches it.
   StubInjector* batch_via_ = nullptr;
   std::vector<std::array<uint64_t, 8>> batch_;
+  static constexpr size_t kBatchCapacity =
+      Layout::kStubBatchTableSize / sizeof(std::array<uint64_t, 8>);
+  // Writes to memory the queue changes, held back until it has run (WriteMemory).
+  struct BatchWrite {
+    uint64_t addr;
+    std::vector<uint8_t> data;
+  };
+  std::vector<BatchWrite> batch_writes_;
   int batch_errno_ = 0;
 
   absl::Mutex mu_;
