@@ -331,6 +331,10 @@ bool StubAddressSpace::BatchTouches(uint64_t addr, uint64_t len) const {
   for (const auto& e : batch_) {
     if (e[0] != SYS_close && RangesOverlap(addr, len, e[1], e[2])) return true;
   }
+  return HeldWriteIn(addr, len);
+}
+
+bool StubAddressSpace::HeldWriteIn(uint64_t addr, uint64_t len) const {
   for (const auto& w : batch_writes_) {
     if (RangesOverlap(addr, len, w.addr, w.data.size())) return true;
   }
@@ -371,10 +375,7 @@ Result<uint64_t> StubAddressSpace::Host(StubInjector& via, uint64_t nr, uint64_t
     bool fixed_map = nr == SYS_mmap && (a3 & MAP_FIXED) && !(a3 & MAP_FIXED_NOREPLACE);
     if (&via == batch_via_ && (fixed_map || nr == SYS_munmap || nr == SYS_mprotect)) {
       // A write held back for the end of the queue must not come after a change to its range.
-      bool under_write = false;
-      for (const auto& w : batch_writes_)
-        under_write |= RangesOverlap(a0, a1, w.addr, w.data.size());
-      if (under_write || batch_.size() == kBatchCapacity) SENTRY_TRY(FlushBatch());
+      if (HeldWriteIn(a0, a1) || batch_.size() == kBatchCapacity) SENTRY_TRY(FlushBatch());
       batch_.push_back({nr, a0, a1, a2, a3, a4, a5, 0});
       return fixed_map ? a0 : 0;
     }

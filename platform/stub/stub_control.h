@@ -184,6 +184,8 @@ class StubAddressSpace final : public AddressSpace {
   Result<void> RunBatch();
   // Whether [addr, addr+len) meets a queued call's range or a held-back write.
   bool BatchTouches(uint64_t addr, uint64_t len) const;
+  // Whether [addr, addr+len) meets a held-back write.
+  bool HeldWriteIn(uint64_t addr, uint64_t len) const;
   size_t WriteRaw(GuestAddr addr, std::span<const uint8_t> src);
 
   // Batching state: only the thread that called BeginBatch touches it.
