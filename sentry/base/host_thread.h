@@ -6,8 +6,12 @@
 
 namespace sentry {
 
-// Runs `fn` on a new detached host thread. False if the host refuses the thread; `fn` is
-// then destroyed without running.
+// Unregisters the calling thread's rseq area from the host kernel (StartHostThread's
+// threads do it first); glibc's own uses of it fall back.
+void DropOwnRseq();
+
+// Runs `fn` on a new detached host thread, its rseq area unregistered. False if the host
+// refuses the thread; `fn` is then destroyed without running.
 bool StartHostThread(std::function<void()> fn);
 
 }  // namespace sentry
