@@ -138,14 +138,14 @@ Result<std::string> Client::CallLocked(uint32_t op, const std::string& request, 
 }
 
 void Client::FollowCallerLocked() {
-  if (peer_ <= 0) return;
+  if (!follow_caller_) return;
   int cpu = sched_getcpu();
   if (cpu < 0 || cpu == peer_cpu_ || cpu >= CPU_SETSIZE) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  // A failure (the gofer gone, a CPU taken away) only costs speed.
-  peer_cpu_ = sched_setaffinity(peer_, sizeof(set), &set) == 0 ? cpu : -1;
+  // One-way, ahead of the request. A gofer that cannot move (a CPU taken away) only costs
+  // speed; one that is gone fails the request that follows.
+  Writer w;
+  w.U32(Code(Op::kPlace)).U32(static_cast<uint32_t>(cpu));
+  if (SendMessage(sock_, w.Take()) == 0) peer_cpu_ = cpu;
 }
 
 void Client::Post(uint32_t op, const std::string& request) {

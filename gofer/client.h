@@ -151,10 +151,12 @@ class Client {
   void WatchPeer();
 
   bool dead() const { return dead_.load(std::memory_order_acquire); }
-  // The gofer's pid (it is single-threaded). Each call then first moves the gofer to the
-  // caller's CPU if it is elsewhere: a round trip that wakes a thread on the other core costs
-  // 40-50 us each way on these VMs, one on the same core a few.
-  void set_peer(pid_t pid) { peer_ = pid; }
+  // Each call then first has the (single-threaded) gofer move to the caller's CPU if it is
+  // elsewhere: a round trip that wakes a thread on the other core costs 40-50 us each way on
+  // these VMs, one on the same core a few. The gofer moves itself (kPlace): the Sentry may
+  // not move it, as the gofer keeps a capability (CAP_FOWNER) the Sentry dropped, and the
+  // host then asks CAP_SYS_NICE of whoever sets its affinity.
+  void set_follow_caller(bool on) { follow_caller_ = on; }
   // Called once, from whichever thread first sees the gofer gone.
   void set_on_death(std::function<void()> fn) { on_death_ = std::move(fn); }
 
@@ -174,7 +176,7 @@ class Client {
   // Preconditions: mu_ is held.
   bool MarkDeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Moves the gofer to the calling thread's CPU unless it is there already.
+  // Tells the gofer to move to the calling thread's CPU unless it was sent there already.
   // Preconditions: mu_ is held.
   void FollowCallerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -190,12 +192,12 @@ class Client {
   void PeerDied();
 
   int sock_;
-  pid_t peer_ = -1;                // set before the first call
+  bool follow_caller_ = false;     // set before the first call
   std::atomic<bool> dead_{false};  // set once, under mu_
   std::function<void()> on_death_;
   absl::Mutex mu_;                                    // one request in flight
   std::vector<char> reply_buf_ ABSL_GUARDED_BY(mu_);  // kMaxMessage bytes
-  int peer_cpu_ ABSL_GUARDED_BY(mu_) = -1;            // where FollowCallerLocked put it
+  int peer_cpu_ ABSL_GUARDED_BY(mu_) = -1;            // where FollowCallerLocked sent it
 
   // Direct mode. Set by GoDirect before any other call, then read-only.
   std::set<std::string> local_names_;

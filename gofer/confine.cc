@@ -174,6 +174,7 @@ bool InstallSeccomp(int sock, ConfineResult& r) {
   allow(SCMP_SYS(sendmsg), {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(sock))});
   allow(SCMP_SYS(recvmsg), {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(sock))});
   allow(SCMP_SYS(write), {SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO)});
+  allow(SCMP_SYS(sched_setaffinity), {SCMP_A0(SCMP_CMP_EQ, 0)});  // kPlace: itself only
   allow(SCMP_SYS(writev), {SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO)});
   if (err == 0) err = seccomp_load(ctx);
   seccomp_release(ctx);

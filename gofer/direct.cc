@@ -103,20 +103,15 @@ void Client::WatchPeer() {
   if (watcher_wake_ < 0) return;  // then only a call notices the death, as in gofer mode
   watcher_ = std::thread([this] {
     for (;;) {
-      struct pollfd pfd[2] = {{sock_, POLLIN, 0}, {watcher_wake_, POLLIN, 0}};
+      // POLLRDHUP alone: the host wakes this poll for the peer's hang-up, not for the reply
+      // to each call (a wake-up of a second thread, often on the other core, per lend).
+      struct pollfd pfd[2] = {{sock_, POLLRDHUP, 0}, {watcher_wake_, POLLIN, 0}};
       if (poll(pfd, 2, -1) < 0) {
         if (errno == EINTR) continue;
         return;
       }
       if (pfd[1].revents != 0) return;
-      if (pfd[0].revents == 0) continue;
-      // A reply to a call in flight (an attach point the gofer still serves) also wakes us:
-      // once no call is in flight, anything to read or a hang-up means the gofer is gone.
-      {
-        absl::MutexLock lock(&mu_);
-        struct pollfd now = {sock_, POLLIN, 0};
-        if (poll(&now, 1, 0) <= 0) continue;
-      }
+      if ((pfd[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) continue;
       PeerDied();
       return;
     }

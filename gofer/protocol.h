@@ -38,6 +38,7 @@
 //   kDonateRoot  str name                            -> u8 read_only, u8 submounts (0 auto,
 //                                                       1 none), (fd: the attach root)
 //   kLend        u32 call, its arguments (lend.cc)    -> ()   (fds: one or two, lent)
+//   kPlace       u32 cpu                             (no reply; the gofer pins itself there)
 //
 // kReadDir is paged: the client repeats it with next_offset until eof; offsets are the host
 // directory's own d_off cookies.
@@ -81,6 +82,9 @@ enum class Op : uint32_t {
   // Direct file access: one change of the host file system (server_internal.h: Mutations)
   // on the directory or file fds the Sentry lends with the request.
   kLend,
+  // The client's CPU changed: the gofer moves itself there, so that a round trip wakes it on
+  // the caller's core (client.h, set_follow_caller).
+  kPlace,
 };
 
 // The calls of kLend (gofer/lend.cc), and the fds each lends.

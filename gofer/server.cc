@@ -1,6 +1,7 @@
 #include "gofer/server.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -30,6 +31,16 @@ bool Server::HandleRequest(Reader& in, Writer& reply, int* reply_fd, const int* 
   if (op == Op::kClose) {
     Handle h = in.U64();
     if (in.ok() && in.done()) table_.Close(h);
+    return false;
+  }
+  if (op == Op::kPlace) {
+    uint32_t cpu = in.U32();
+    if (in.ok() && in.done() && cpu < CPU_SETSIZE) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      (void)sched_setaffinity(0, sizeof(set), &set);  // a CPU we may not use: stay
+    }
     return false;
   }
   Writer out;
@@ -91,7 +102,8 @@ Result<void> Server::Dispatch(Op op, Reader& in, Writer& out) {
     case Op::kLend:
       return Lend(in, out);
     case Op::kClose:
-      break;  // handled by the caller: it has no reply
+    case Op::kPlace:
+      break;  // handled by the caller: they have no reply
   }
   return Errno(ENOSYS);
 }

@@ -483,7 +483,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   startup::Mark("gofer serving");
   auto client = std::make_shared<gofer::Client>(gp->sock);
   pid_t gofer_pid = gp->pid;
-  client->set_peer(gofer_pid);
+  client->set_follow_caller(true);
   client->set_on_death([] {
     fprintf(stderr, "sentry-run: the gofer exited; guest file operations now fail with EIO\n");
   });

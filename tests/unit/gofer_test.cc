@@ -5,6 +5,7 @@
 #include <ftw.h>
 #include <gtest/gtest.h>
 #include <linux/fs.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -520,6 +521,38 @@ TEST_P(GoferTest, GoferIsConfined) {
   EXPECT_TRUE(client_->Walk(root_, "file.txt").ok());  // and it still serves
 }
 
+// With set_follow_caller, a call that reaches the gofer process (every call in gofer mode; a
+// change, lent, in direct mode) first moves the gofer to the caller's CPU: it moves itself,
+// so this holds whatever capabilities the caller kept.
+TEST_P(GoferTest, GoferFollowsTheCallersCpu) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; c++) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU: nowhere to move";
+  client_->set_follow_caller(true);
+  Node f = MustWalk(root_, "file.txt");
+  for (int cpu : {cpus[1], cpus[0], cpus[1]}) {
+    std::thread caller([&] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+      SetAttrRequest req;
+      req.mask = kSetMode;
+      req.mode = cpu == cpus[0] ? 0600 : 0644;
+      ASSERT_TRUE(client_->SetAttr(f.handle, req).ok());
+    });
+    caller.join();
+    cpu_set_t gofer;
+    ASSERT_EQ(sched_getaffinity(proc_.pid, sizeof(gofer), &gofer), 0);
+    EXPECT_EQ(CPU_COUNT(&gofer), 1) << "on CPU " << cpu;
+    EXPECT_TRUE(CPU_ISSET(cpu, &gofer)) << "on CPU " << cpu;
+  }
+}
+
 TEST_P(GoferTest, DeadGoferMeansEio) {
   std::atomic<int> deaths = 0;
   client_->set_on_death([&] { deaths++; });
@@ -557,7 +590,7 @@ TEST(GoferDirectTest, MixedAttachPointsAndFallback) {
   ASSERT_TRUE(proc.ok()) << proc.status();
   {
     Client client(proc->sock);
-    client.set_peer(proc->pid);
+    client.set_follow_caller(true);
     // "/nope" is no attach point of the gofer's: it cannot donate it.
     auto kept = client.GoDirect({"/", "/nope"}, {});
     EXPECT_EQ(kept, std::vector<std::string>{"/nope"});
