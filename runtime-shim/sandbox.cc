@@ -563,6 +563,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   so.groups = opts.groups;
   so.umask = opts.umask;
   so.no_new_privs = opts.no_new_privs;
+  so.caps = opts.caps;
   so.path = prog;
   so.cwd = opts.cwd.empty() ? FirstVisibleDir(k.vfs(), opts.cwd_if_visible) : opts.cwd;
   so.argv = opts.argv;

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "gofer/submounts.h"
 #include "netstack/policy.h"
+#include "sentry/kernel/credentials.h"
 
 namespace sentry::kernel {
 class Kernel;
@@ -119,6 +120,9 @@ struct SandboxOptions {
   // process.noNewPrivileges).
   uint32_t umask = 022;
   bool no_new_privs = false;
+  // The guest init's capability sets (OCI process.capabilities); none: a full-capability
+  // parent's (kernel::Credentials::Initial).
+  std::optional<kernel::CapabilitySets> caps;
   // Guest paths hidden (a file under /dev/null, a directory under an empty read-only tmpfs)
   // and made read-only, once /proc and /sys are mounted (OCI linux.maskedPaths and
   // linux.readonlyPaths; runtime-shim/guest_paths.h).

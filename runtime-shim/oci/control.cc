@@ -15,6 +15,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "runtime-shim/oci/oci.h"
+#include "runtime-shim/oci/spec.h"
 #include "runtime-shim/terminal.h"
 #include "sentry/base/guest_memory.h"
 #include "sentry/base/status.h"
@@ -282,6 +283,7 @@ struct ControlServer::Impl {
       so.groups = msg.value("groups", std::vector<uint32_t>{});
       so.umask = msg.value("umask", uint32_t{022}) & 0777;
       so.no_new_privs = msg.value("no_new_privs", false);
+      if (msg.contains("caps")) so.caps = oci::CapabilitiesFromJson(msg["caps"]);
     } catch (const json::exception& e) {
       return fail(std::string("bad exec request: ") + e.what());
     }

@@ -20,6 +20,7 @@
 #include "runtime-shim/oci/container.h"
 #include "runtime-shim/oci/control.h"
 #include "runtime-shim/oci/oci.h"
+#include "runtime-shim/oci/spec.h"
 #include "sentry/base/status.h"
 
 namespace sentry::oci {
@@ -73,6 +74,11 @@ absl::StatusOr<json> BuildRequest(const ExecFlags& f, const std::string& bundle)
       if (u.contains("umask")) req["umask"] = u["umask"].get<uint32_t>() & 0777;
     }
     req["no_new_privs"] = process.value("noNewPrivileges", false);
+    auto caps = ReadCapabilities(process, "process");
+    if (!caps.ok()) {
+      return absl::InvalidArgumentError("exec: " + from + ": " + std::string(caps.status().message()));
+    }
+    if (*caps) req["caps"] = CapabilitiesToJson(**caps);
     if (!f.process.empty()) req["terminal"] = process.value("terminal", false);
     if (process.contains("consoleSize")) {
       req["rows"] = process["consoleSize"].value("height", 0);

@@ -298,6 +298,13 @@ absl::Status ReadUserAndPaths(const Reader& r, BundleSpec& spec) {
   }
   ASSIGN_OR_RETURN_FIELD(nnp, r.Bool("process.noNewPrivileges"));
   o.no_new_privs = nnp;
+  if (const json* process = r.Find("process"); process != nullptr && process->is_object()) {
+    auto caps = ReadCapabilities(*process, "process");
+    if (!caps.ok()) {
+      return absl::InvalidArgumentError("config.json: " + std::string(caps.status().message()));
+    }
+    o.caps = *caps;
+  }
   for (auto [key, out] : {std::pair{"linux.maskedPaths", &o.masked_paths},
                           std::pair{"linux.readonlyPaths", &o.readonly_paths}}) {
     ASSIGN_OR_RETURN_FIELD(paths, r.Strings(key, false));
@@ -416,6 +423,57 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
     }
   }
   return spec;
+}
+
+absl::StatusOr<std::optional<kernel::CapabilitySets>> ReadCapabilities(
+    const json& process, const std::string& where) {
+  auto it = process.find("capabilities");
+  if (it == process.end() || it->is_null()) return std::nullopt;
+  const std::string at = where + ".capabilities";
+  auto wrong = [](const std::string& path, const std::string& want) {
+    return absl::InvalidArgumentError(path + ": expected " + want);
+  };
+  if (!it->is_object()) return wrong(at, "an object");
+  kernel::CapabilitySets caps;
+  for (auto [name, mask] : {std::pair{"bounding", &caps.bounding},
+                            std::pair{"effective", &caps.effective},
+                            std::pair{"permitted", &caps.permitted},
+                            std::pair{"inheritable", &caps.inheritable},
+                            std::pair{"ambient", &caps.ambient}}) {
+    auto set = it->find(name);
+    if (set == it->end() || set->is_null()) continue;
+    const std::string path = at + "." + name;
+    if (!set->is_array()) return wrong(path, "an array of capability names");
+    for (size_t i = 0; i < set->size(); i++) {
+      const json& v = (*set)[i];
+      std::optional<int> cap =
+          v.is_string() ? kernel::CapabilityByName(v.get<std::string>()) : std::nullopt;
+      if (!cap) {
+        return wrong(path + "[" + std::to_string(i) + "]",
+                     "a capability name such as CAP_CHOWN, not " + v.dump());
+      }
+      *mask |= kernel::CapBit(*cap);
+    }
+  }
+  return caps;
+}
+
+json CapabilitiesToJson(const kernel::CapabilitySets& caps) {
+  return {{"bounding", caps.bounding},
+          {"effective", caps.effective},
+          {"permitted", caps.permitted},
+          {"inheritable", caps.inheritable},
+          {"ambient", caps.ambient}};
+}
+
+kernel::CapabilitySets CapabilitiesFromJson(const json& j) {
+  kernel::CapabilitySets caps;
+  caps.bounding = j.at("bounding").get<uint64_t>();
+  caps.effective = j.at("effective").get<uint64_t>();
+  caps.permitted = j.at("permitted").get<uint64_t>();
+  caps.inheritable = j.at("inheritable").get<uint64_t>();
+  caps.ambient = j.at("ambient").get<uint64_t>();
+  return caps;
 }
 
 nlohmann::json DefaultSpec() {

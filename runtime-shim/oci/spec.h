@@ -50,6 +50,17 @@ struct BundleSpec {
 // error naming the field ("config.json: process.args: ...").
 absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle);
 
+// A process's capabilities (`capabilities` of config.json's process or of an exec
+// process.json: bounding, effective, permitted, inheritable, ambient, each an array of names
+// such as "CAP_CHOWN"; a set left out is empty, as runc takes it). None if the field is
+// absent or null. `where` names the object in errors ("process").
+absl::StatusOr<std::optional<kernel::CapabilitySets>> ReadCapabilities(
+    const nlohmann::json& process, const std::string& where);
+
+// The same sets as JSON masks, for an exec request to the Sentry, and back.
+nlohmann::json CapabilitiesToJson(const kernel::CapabilitySets& caps);
+kernel::CapabilitySets CapabilitiesFromJson(const nlohmann::json& j);
+
 // A config.json for `sentry spec`: sh in ./rootfs, like runc's default.
 nlohmann::json DefaultSpec();
 

@@ -77,12 +77,44 @@ bool Credentials::InGroup(uint32_t gid) const {
   return gid == fsgid || std::find(groups.begin(), groups.end(), gid) != groups.end();
 }
 
-Credentials Credentials::Initial(uint32_t uid, uint32_t gid) {
+Credentials Credentials::Initial(uint32_t uid, uint32_t gid, const CapabilitySets* caps,
+                                 bool no_new_privs) {
   Credentials c;
   c.ruid = c.euid = c.suid = c.fsuid = uid;
   c.rgid = c.egid = c.sgid = c.fsgid = gid;
+  if (caps != nullptr) {
+    c.cap_bounding = caps->bounding & kCapFullSet;
+    c.cap_permitted = caps->permitted & kCapFullSet;
+    c.cap_inheritable = caps->inheritable & kCapFullSet;
+    c.cap_effective = caps->effective & c.cap_permitted;
+    c.cap_ambient = caps->ambient & c.cap_permitted & c.cap_inheritable;
+  }
+  c.no_new_privs = no_new_privs;
   c.TransformForExec();
   return c;
+}
+
+std::optional<int> CapabilityByName(std::string_view name) {
+  // capability.h's names, by number.
+  static constexpr std::string_view kNames[kCapLastCap + 1] = {
+      "CHOWN",         "DAC_OVERRIDE",     "DAC_READ_SEARCH", "FOWNER",
+      "FSETID",        "KILL",             "SETGID",          "SETUID",
+      "SETPCAP",       "LINUX_IMMUTABLE",  "NET_BIND_SERVICE", "NET_BROADCAST",
+      "NET_ADMIN",     "NET_RAW",          "IPC_LOCK",        "IPC_OWNER",
+      "SYS_MODULE",    "SYS_RAWIO",        "SYS_CHROOT",      "SYS_PTRACE",
+      "SYS_PACCT",     "SYS_ADMIN",        "SYS_BOOT",        "SYS_NICE",
+      "SYS_RESOURCE",  "SYS_TIME",         "SYS_TTY_CONFIG",  "MKNOD",
+      "LEASE",         "AUDIT_WRITE",      "AUDIT_CONTROL",   "SETFCAP",
+      "MAC_OVERRIDE",  "MAC_ADMIN",        "SYSLOG",          "WAKE_ALARM",
+      "BLOCK_SUSPEND", "AUDIT_READ",       "PERFMON",         "BPF",
+      "CHECKPOINT_RESTORE"};
+  constexpr std::string_view kPrefix = "CAP_";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  name.remove_prefix(kPrefix.size());
+  for (int i = 0; i <= kCapLastCap; i++) {
+    if (kNames[i] == name) return i;
+  }
+  return std::nullopt;
 }
 
 void Credentials::FixupAfterUidChange(const Credentials& old) {

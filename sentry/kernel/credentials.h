@@ -11,6 +11,8 @@
 #include <linux/capability.h>
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "sentry/base/errno.h"
@@ -40,6 +42,15 @@ inline constexpr uint32_t kSecbitKeepCapsLocked = 1 << 5;
 inline constexpr uint32_t kSecbitNoCapAmbientRaise = 1 << 6;
 inline constexpr uint32_t kSecbitAllBits = 0x55;   // the four flags above (Linux 6.1)
 inline constexpr uint32_t kSecbitAllLocks = 0xaa;  // their locks
+
+// The five capability sets a process is started with (an OCI process.capabilities), as
+// masks of capability numbers.
+struct CapabilitySets {
+  uint64_t bounding = 0, effective = 0, permitted = 0, inheritable = 0, ambient = 0;
+};
+
+// The number of the capability called `name` ("CAP_CHOWN" -> 0), up to kCapLastCap.
+std::optional<int> CapabilityByName(std::string_view name);
 
 struct Credentials {
   uint32_t ruid = 0, euid = 0, suid = 0, fsuid = 0;
@@ -72,8 +83,12 @@ struct Credentials {
   bool InGroup(uint32_t gid) const;
 
   // Credentials of the sandbox's first process: `uid`/`gid` everywhere, and the sets a
-  // process of that uid has after execve from a full-capability parent.
-  static Credentials Initial(uint32_t uid, uint32_t gid);
+  // process of that uid has after execve from a full-capability parent. With `caps`, the
+  // parent had those sets instead (and `no_new_privs`), as runc leaves a container's init
+  // just before it executes the entry point: ambient is cut to permitted & inheritable as
+  // Linux's PR_CAP_AMBIENT_RAISE would, and effective to permitted.
+  static Credentials Initial(uint32_t uid, uint32_t gid, const CapabilitySets* caps = nullptr,
+                             bool no_new_privs = false);
 
   // Adjusts the capability sets after a setuid/setreuid/setresuid call turned `old` into
   // *this (capabilities(7), "Effect of user ID changes on capabilities").

@@ -93,9 +93,9 @@ absl::StatusOr<std::shared_ptr<Task>> Kernel::NewProcess(StartOptions& opts) {
     tg->tasks.push_back(task.get());
     tg->handlers = std::make_shared<SignalHandlers>();
     tg->creds = Credentials::Initial(opts.uid >= 0 ? opts.uid : host_uid_,
-                                     opts.gid >= 0 ? opts.gid : host_gid_);
+                                     opts.gid >= 0 ? opts.gid : host_gid_,
+                                     opts.caps ? &*opts.caps : nullptr, opts.no_new_privs);
     if (!opts.groups.empty()) tg->creds.groups = opts.groups;
-    tg->creds.no_new_privs = opts.no_new_privs;
     for (int r = 0; r < abi::kNumRlimits; r++) {
       struct rlimit rl;
       getrlimit(r, &rl);

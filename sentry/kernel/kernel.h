@@ -410,6 +410,9 @@ class Kernel {
     // process.noNewPrivileges: PR_GET_NO_NEW_PRIVS answers 1, execve gains nothing).
     uint32_t umask = 022;
     bool no_new_privs = false;
+    // The capability sets it starts from (an OCI process.capabilities; Credentials::Initial);
+    // none: those of a full-capability parent.
+    std::optional<CapabilitySets> caps;
     // A seccomp filter init starts with (seccomp.h), as if it had installed it; empty: none.
     std::vector<sock_filter> seccomp_filter;
     // Spawn only: called with the wait status when the process exits (ThreadGroup::on_exit).

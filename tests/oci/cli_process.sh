@@ -117,6 +117,48 @@ JSON
   rt kill pr2 KILL
   reaped "$(cat "$WORK/pr2.pid")" >/dev/null
   rt delete pr2
+
+  # process.capabilities: Docker's default set for a root init (a80425fb, as under runc:
+  # permitted and effective follow bounding through the execve of the entry point), and an
+  # exec'd user process keeping one capability through the ambient set.
+  make_probe_bundle caps
+  edit_config caps 'c["process"]["user"] = {"uid": 0, "gid": 0}
+c["process"]["args"] = ["sh", "-c", "sleep 30"]
+c["process"]["noNewPrivileges"] = False
+d = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",
+     "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+     "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"]
+c["process"]["capabilities"] = {"bounding": d, "effective": d, "permitted": d}'
+  (cd "$WORK/caps" && rt create --pid-file "$WORK/caps.pid" caps && rt start caps)
+  want_caps=$'CapInh: 0000000000000000\nCapPrm: 00000000a80425fb\nCapEff: 00000000a80425fb\nCapBnd: 00000000a80425fb\nCapAmb: 0000000000000000'
+  out=$(rt exec caps sh -c 'grep ^Cap /proc/self/status | tr "\t" " "' 2>&1)
+  [[ $out == "$want_caps" ]] && pass "process.capabilities: Docker's default set (exec from config.json's process)" ||
+    fail "process.capabilities: want $(echo $want_caps), got $(echo $out)"
+  cat >"$WORK/caps-process.json" <<'JSON'
+{"args": ["sh", "-c", "grep -E '^Cap(Prm|Eff|Amb)' /proc/self/status | tr '\t' ' '"], "env": ["PATH=/bin"],
+ "cwd": "/", "user": {"uid": 1000, "gid": 1000},
+ "capabilities": {"bounding": ["CAP_NET_BIND_SERVICE", "CAP_KILL"], "permitted": ["CAP_NET_BIND_SERVICE"],
+                  "effective": ["CAP_NET_BIND_SERVICE"], "inheritable": ["CAP_NET_BIND_SERVICE"],
+                  "ambient": ["CAP_NET_BIND_SERVICE"]}}
+JSON
+  out=$(rt exec --process "$WORK/caps-process.json" caps 2>&1)
+  [[ $out == $'CapPrm: 0000000000000400\nCapEff: 0000000000000400\nCapAmb: 0000000000000400' ]] &&
+    pass "exec --process: a user keeps CAP_NET_BIND_SERVICE through the ambient set" ||
+    fail "exec --process capabilities: $(echo $out)"
+  out=$(rt exec caps sh -c 'busybox chroot / true && echo chroot ok
+busybox hostname x 2>&1 | sed "s/.*: //"' 2>&1)
+  [[ $out == $'chroot ok\nOperation not permitted' ]] &&
+    pass "process.capabilities enforced: CAP_SYS_CHROOT kept, CAP_SYS_ADMIN (sethostname) not" ||
+    fail "capabilities enforced: $(echo $out)"
+  rt kill caps KILL
+  reaped "$(cat "$WORK/caps.pid")" >/dev/null
+  rt delete caps
+  if command -v runc >/dev/null && ((EUID == 0)); then
+    edit_config caps 'c["process"]["args"] = ["sh", "-c", "grep ^Cap /proc/self/status | tr \"\\t\" \" \""]'
+    ref=$(cd "$WORK/caps" && runc --root "$WORK/runc-state" run "caps-$$" 2>&1)
+    [[ $ref == "$want_caps" ]] && pass "runc shows the same capabilities" ||
+      fail "runc's capabilities: $(echo $ref)"
+  fi
 fi
 
 # --- createContainer (at create) and startContainer (at start) hooks, on the host ---

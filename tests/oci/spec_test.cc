@@ -1,6 +1,7 @@
 // LoadSpec (runtime-shim/oci/spec.h): config.json to SandboxOptions, and its errors.
 #include "runtime-shim/oci/spec.h"
 
+#include <linux/capability.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -211,6 +212,53 @@ TEST_F(SpecTest, BadUserRlimitAndPathFieldsAreNamed) {
               c["process"]["noNewPrivileges"] = "yes";
             }).find("process.noNewPrivileges"),
             std::string::npos);
+}
+
+// process.capabilities: the five sets as masks; absent: none given (a full-capability
+// parent's, as before); a set left out is empty, as runc takes it.
+TEST_F(SpecTest, MapsCapabilities) {
+  auto spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->sandbox.caps);
+  config_["process"]["capabilities"] = {
+      {"bounding", {"CAP_CHOWN", "CAP_NET_BIND_SERVICE", "CAP_KILL"}},
+      {"effective", {"CAP_CHOWN", "CAP_KILL"}},
+      {"permitted", {"CAP_CHOWN", "CAP_NET_BIND_SERVICE", "CAP_KILL"}},
+      {"ambient", {"CAP_CHECKPOINT_RESTORE"}}};
+  spec = Load();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_TRUE(spec->sandbox.caps);
+  const kernel::CapabilitySets& c = *spec->sandbox.caps;
+  EXPECT_EQ(c.bounding, (1u << CAP_CHOWN) | (1u << CAP_NET_BIND_SERVICE) | (1u << CAP_KILL));
+  EXPECT_EQ(c.effective, (1u << CAP_CHOWN) | (1u << CAP_KILL));
+  EXPECT_EQ(c.permitted, c.bounding);
+  EXPECT_EQ(c.inheritable, 0u);
+  EXPECT_EQ(c.ambient, uint64_t{1} << CAP_CHECKPOINT_RESTORE);
+  // The exec request carries the same sets.
+  auto back = CapabilitiesFromJson(CapabilitiesToJson(c));
+  EXPECT_EQ(back.bounding, c.bounding);
+  EXPECT_EQ(back.ambient, c.ambient);
+}
+
+TEST_F(SpecTest, BadCapabilitiesAreNamed) {
+  config_["process"]["capabilities"] = {{"bounding", {"CAP_CHOWN", "CAP_FLY"}}};
+  auto spec = Load();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("config.json: process.capabilities.bounding[1]"),
+            std::string::npos)
+      << spec.status();
+  EXPECT_NE(spec.status().message().find("CAP_FLY"), std::string::npos) << spec.status();
+  config_["process"]["capabilities"] = {{"effective", "CAP_CHOWN"}};
+  spec = Load();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("process.capabilities.effective"), std::string::npos)
+      << spec.status();
+  config_["process"]["capabilities"] = {"CAP_CHOWN"};
+  spec = Load();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("process.capabilities: expected an object"),
+            std::string::npos)
+      << spec.status();
 }
 
 TEST(CgroupNameTest, Forms) {

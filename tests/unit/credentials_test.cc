@@ -57,6 +57,47 @@ TEST(CredentialsTest, FsuidMovesTheFileSystemCapabilitiesOnly) {
   EXPECT_EQ(c.cap_effective, kCapFullSet & ~CapBit(CAP_CHOWN));
 }
 
+// An OCI container's init (runc): the sets as config.json gives them, then the execve of its
+// entry point.
+TEST(CredentialsTest, InitialWithGivenSetsIsRuncsInit) {
+  CapabilitySets docker;
+  docker.bounding = docker.permitted = docker.effective =
+      CapBit(CAP_CHOWN) | CapBit(CAP_NET_BIND_SERVICE) | CapBit(CAP_KILL);
+  Credentials root = Credentials::Initial(0, 0, &docker);
+  EXPECT_EQ(root.cap_bounding, docker.bounding);
+  EXPECT_EQ(root.cap_permitted, docker.bounding);  // root: bounding | inheritable
+  EXPECT_EQ(root.cap_effective, docker.bounding);
+  EXPECT_EQ(root.cap_inheritable, 0u);
+  EXPECT_FALSE(root.HasCapability(CAP_SYS_ADMIN));
+  EXPECT_TRUE(root.HasCapability(CAP_CHOWN));
+  // A user: nothing survives the execve but the ambient set, which must be permitted and
+  // inheritable.
+  Credentials user = Credentials::Initial(1000, 1000, &docker);
+  EXPECT_EQ(user.cap_permitted, 0u);
+  EXPECT_EQ(user.cap_effective, 0u);
+  EXPECT_EQ(user.cap_bounding, docker.bounding);
+  CapabilitySets ambient = docker;
+  ambient.inheritable = CapBit(CAP_NET_BIND_SERVICE) | CapBit(CAP_SYS_TIME);
+  ambient.ambient = CapBit(CAP_NET_BIND_SERVICE) | CapBit(CAP_SYS_TIME);  // SYS_TIME: not permitted
+  user = Credentials::Initial(1000, 1000, &ambient, /*no_new_privs=*/true);
+  EXPECT_EQ(user.cap_ambient, CapBit(CAP_NET_BIND_SERVICE));
+  EXPECT_EQ(user.cap_permitted, CapBit(CAP_NET_BIND_SERVICE));
+  EXPECT_EQ(user.cap_effective, CapBit(CAP_NET_BIND_SERVICE));
+  EXPECT_TRUE(user.no_new_privs);
+  // Without given sets: a full-capability parent's, as before.
+  EXPECT_EQ(Credentials::Initial(0, 0).cap_effective, kCapFullSet);
+}
+
+TEST(CredentialsTest, CapabilityNames) {
+  EXPECT_EQ(CapabilityByName("CAP_CHOWN"), 0);
+  EXPECT_EQ(CapabilityByName("CAP_SYS_ADMIN"), CAP_SYS_ADMIN);
+  EXPECT_EQ(CapabilityByName("CAP_AUDIT_READ"), CAP_AUDIT_READ);
+  EXPECT_EQ(CapabilityByName("CAP_CHECKPOINT_RESTORE"), kCapLastCap);
+  EXPECT_EQ(CapabilityByName("chown"), std::nullopt);
+  EXPECT_EQ(CapabilityByName("CAP_"), std::nullopt);
+  EXPECT_EQ(CapabilityByName("CAP_FLY"), std::nullopt);
+}
+
 TEST(CredentialsTest, ExecKeepsAmbientForUsers) {
   Credentials c = User(1000);
   c.cap_permitted = c.cap_inheritable = c.cap_ambient = CapBit(CAP_NET_BIND_SERVICE);
