@@ -76,7 +76,8 @@ absl::StatusOr<json> BuildRequest(const ExecFlags& f, const std::string& bundle)
     req["no_new_privs"] = process.value("noNewPrivileges", false);
     auto caps = ReadCapabilities(process, "process");
     if (!caps.ok()) {
-      return absl::InvalidArgumentError("exec: " + from + ": " + std::string(caps.status().message()));
+      return absl::InvalidArgumentError("exec: " + from + ": " +
+                                        std::string(caps.status().message()));
     }
     if (*caps) req["caps"] = CapabilitiesToJson(**caps);
     if (!f.process.empty()) req["terminal"] = process.value("terminal", false);
