@@ -45,6 +45,9 @@
 namespace sentry::shim {
 namespace {
 
+// Host fds the Sentry's fd table is sized for at start (RunSandbox).
+constexpr rlim_t kFdTablePresize = 4096;
+
 std::string Realpath(const std::string& p) {
   char buf[PATH_MAX];
   if (!realpath(p.c_str(), buf)) return "";
@@ -415,6 +418,17 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   // setting it also fixes the mmap threshold, and every large buffer became an mmap and a
   // munmap.) The gofer, forked below, inherits the setting.
   mallopt(M_ARENA_MAX, 1);
+  // The fd table grown now, while the Sentry has one thread: the host grows a table that
+  // threads share only after an RCU grace period (expand_fdtable's synchronize_rcu; 3-20 ms
+  // here), in whichever Sentry thread opens the fd that does not fit. With direct file access
+  // the Sentry holds a host fd per file the guest has open, and more in its caches: a
+  // `grep -rn` over 828 files waited at fds 256 and 512, ~10 ms in all. The table never
+  // shrinks; the gofer, forked below, gets a table sized to its own open fds.
+  {
+    rlim_t top = std::min<rlim_t>(kFdTablePresize, nofile.rlim_max) - 1;
+    int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, static_cast<int>(top));
+    if (fd >= 0) close(fd);
+  }
   std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, true, opts.submounts}};
   for (const auto& b : opts.binds) {
     gmounts.push_back({b.guest, b.host, b.read_only || b.review, opts.submounts});
