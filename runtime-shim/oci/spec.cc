@@ -425,6 +425,18 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
   return spec;
 }
 
+namespace {
+
+// The five capability sets, by their names in config.json.
+constexpr std::pair<const char*, uint64_t kernel::CapabilitySets::*> kCapabilitySets[] = {
+    {"bounding", &kernel::CapabilitySets::bounding},
+    {"effective", &kernel::CapabilitySets::effective},
+    {"permitted", &kernel::CapabilitySets::permitted},
+    {"inheritable", &kernel::CapabilitySets::inheritable},
+    {"ambient", &kernel::CapabilitySets::ambient}};
+
+}  // namespace
+
 absl::StatusOr<std::optional<kernel::CapabilitySets>> ReadCapabilities(
     const json& process, const std::string& where) {
   auto it = process.find("capabilities");
@@ -435,11 +447,7 @@ absl::StatusOr<std::optional<kernel::CapabilitySets>> ReadCapabilities(
   };
   if (!it->is_object()) return wrong(at, "an object");
   kernel::CapabilitySets caps;
-  for (auto [name, mask] : {std::pair{"bounding", &caps.bounding},
-                            std::pair{"effective", &caps.effective},
-                            std::pair{"permitted", &caps.permitted},
-                            std::pair{"inheritable", &caps.inheritable},
-                            std::pair{"ambient", &caps.ambient}}) {
+  for (auto [name, member] : kCapabilitySets) {
     auto set = it->find(name);
     if (set == it->end() || set->is_null()) continue;
     const std::string path = at + "." + name;
@@ -452,27 +460,21 @@ absl::StatusOr<std::optional<kernel::CapabilitySets>> ReadCapabilities(
         return wrong(path + "[" + std::to_string(i) + "]",
                      "a capability name such as CAP_CHOWN, not " + v.dump());
       }
-      *mask |= kernel::CapBit(*cap);
+      caps.*member |= kernel::CapBit(*cap);
     }
   }
   return caps;
 }
 
 json CapabilitiesToJson(const kernel::CapabilitySets& caps) {
-  return {{"bounding", caps.bounding},
-          {"effective", caps.effective},
-          {"permitted", caps.permitted},
-          {"inheritable", caps.inheritable},
-          {"ambient", caps.ambient}};
+  json j = json::object();
+  for (auto [name, member] : kCapabilitySets) j[name] = caps.*member;
+  return j;
 }
 
 kernel::CapabilitySets CapabilitiesFromJson(const json& j) {
   kernel::CapabilitySets caps;
-  caps.bounding = j.at("bounding").get<uint64_t>();
-  caps.effective = j.at("effective").get<uint64_t>();
-  caps.permitted = j.at("permitted").get<uint64_t>();
-  caps.inheritable = j.at("inheritable").get<uint64_t>();
-  caps.ambient = j.at("ambient").get<uint64_t>();
+  for (auto [name, member] : kCapabilitySets) caps.*member = j.at(name).get<uint64_t>();
   return caps;
 }
 
