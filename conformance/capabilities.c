@@ -1,6 +1,7 @@
 // Capabilities (as root): capget/capset versions and rules, the bounding and ambient sets,
 // keepcaps and securebits, what set*id and setfsuid do to the sets, the execve
-// transformation, permission checks that depend on one capability, /proc/self/status.
+// transformation (set-user-ID and set-group-ID programs too), permission checks that depend
+// on one capability, /proc/self/status.
 //
 // Every case that changes the caller's sets runs in a forked child: sets only shrink. The
 // values are compared with what capget and PR_CAPBSET_READ report, never with constants,
@@ -14,12 +15,15 @@
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/fsuid.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 
 #include "common.h"
 
 #define USER_UID 1000
 #define USER_GID 1000
+#define SETID_GID 4321  // a group nobody is in: a set-group-ID program's
 
 typedef unsigned long long u64;
 
@@ -594,6 +598,153 @@ TEST(execve_transitions) {
   run_exec_case(prepare_euid_root, "exec_euid_root");
 }
 
+// --- set-user-ID and set-group-ID programs ---
+
+// uid and gid 1000 running a set-user-ID root program: euid and saved uid 0, root's sets.
+static int exec_mode_setuid_root(void) {
+  uid_t r, e, s;
+  CHECK_OK(getresuid(&r, &e, &s));
+  CHECK_EQ(r, USER_UID);
+  CHECK_EQ(e, 0);
+  CHECK_EQ(s, 0);
+  CHECK_EQ(getegid(), USER_GID);
+  struct caps c = get_caps();
+  CHECK_EQ(c.prm, bounding());
+  CHECK_EQ(c.eff, c.prm);
+  CHECK_EQ(getauxval(AT_SECURE), 1);
+  CHECK_EQ(dumpable(), 0);
+  return 0;
+}
+
+// uid and gid 1000 running a set-group-ID program: only the group changes.
+static int exec_mode_setgid(void) {
+  gid_t r, e, s;
+  CHECK_OK(getresgid(&r, &e, &s));
+  CHECK_EQ(r, USER_GID);
+  CHECK_EQ(e, SETID_GID);
+  CHECK_EQ(s, SETID_GID);
+  CHECK_EQ(geteuid(), USER_UID);
+  struct caps c = get_caps();
+  CHECK_EQ(c.prm, 0);
+  CHECK_EQ(c.eff, 0);
+  CHECK_EQ(getauxval(AT_SECURE), 1);
+  CHECK_EQ(dumpable(), 0);
+  return 0;
+}
+
+// uid and gid 1000 after an execve whose set-ID bits did not apply.
+static int exec_mode_setid_ignored(void) {
+  uid_t r, e, s;
+  CHECK_OK(getresuid(&r, &e, &s));
+  CHECK(r == USER_UID && e == USER_UID && s == USER_UID);
+  gid_t gr, ge, gs;
+  CHECK_OK(getresgid(&gr, &ge, &gs));
+  CHECK(gr == USER_GID && ge == USER_GID && gs == USER_GID);
+  struct caps c = get_caps();
+  CHECK_EQ(c.prm, 0);
+  CHECK_EQ(getauxval(AT_SECURE), 0);
+  CHECK_EQ(dumpable(), 1);
+  return 0;
+}
+
+// The same under a tracer without CAP_SYS_PTRACE: the ids stay, but the program was set-ID,
+// so it runs in secure mode.
+static int exec_mode_setuid_traced(void) {
+  uid_t r, e, s;
+  CHECK_OK(getresuid(&r, &e, &s));
+  CHECK(r == USER_UID && e == USER_UID && s == USER_UID);
+  CHECK_EQ(get_caps().prm, 0);
+  CHECK_EQ(getauxval(AT_SECURE), 1);
+  return 0;
+}
+
+// A copy of this program at `path`, owned by `uid`:`gid`, with `mode` (set-ID bits included:
+// the chmod comes after the chown, which clears them).
+static void copy_self(const char *path, uid_t uid, gid_t gid, mode_t mode) {
+  int in = open(conf_self, O_RDONLY | O_CLOEXEC);
+  CHECK(in >= 0);
+  int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+  CHECK(out >= 0);
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(in, buf, sizeof(buf))) > 0) CHECK_EQ(write(out, buf, n), n);
+  CHECK_EQ(n, 0);
+  CHECK_OK(fchown(out, uid, gid));
+  CHECK_OK(fchmod(out, mode));
+  close(out);
+  close(in);
+  struct stat st;
+  CHECK_OK(stat(path, &st));
+  CHECK_EQ(st.st_mode & 07777, mode);
+}
+
+// Runs `prog` (a path with a slash) in `mode` from a forked child prepared by `prepare`.
+static void run_program_case(void (*prepare)(void), const char *prog, const char *mode) {
+  pid_t p = fork_checked();
+  if (p == 0) {
+    prepare();
+    execl(prog, prog, mode, (char *)NULL);
+    _exit(99);
+  }
+  CHECK_EXIT(p, 0);
+}
+
+static void prepare_nothing(void) {}
+
+static void prepare_user_nnp(void) {
+  prepare_user();
+  CHECK_OK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+}
+
+// The set-user-ID root program again, but from a nosuid mount in a mount namespace of its own.
+static void nosuid_mount_child(void) {
+  CHECK_OK(unshare(CLONE_NEWNS));
+  CHECK_OK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+  CHECK_OK(mkdir("nosuid", 0755));
+  CHECK_OK(mount("none", "nosuid", "tmpfs", MS_NOSUID, "mode=0755"));
+  copy_self("nosuid/suid_root", 0, 0, 04755);
+  run_program_case(prepare_user, "./nosuid/suid_root", "exec_setid_ignored");
+  CHECK_OK(umount("nosuid"));
+}
+
+// A tracer without CAP_SYS_PTRACE (uid 1000) traces its child through the execve of a
+// set-user-ID root program: the ids are not raised.
+static void traced_child(void) {
+  prepare_user();
+  pid_t p = fork_checked();
+  if (p == 0) {
+    CHECK_OK(ptrace(PTRACE_TRACEME, 0, NULL, NULL));
+    execl("./suid_root", "./suid_root", "exec_setuid_traced", (char *)NULL);
+    _exit(99);
+  }
+  int status;
+  for (;;) {
+    CHECK_EQ(waitpid(p, &status, 0), p);
+    if (!WIFSTOPPED(status)) break;
+    CHECK_OK(ptrace(PTRACE_CONT, p, NULL, NULL));  // the exec's SIGTRAP, not passed on
+  }
+  CHECK(WIFEXITED(status));
+  CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(execve_set_id) {
+  // uid 1000 must reach the copies: the test directory is root's 0700 by mkdtemp.
+  CHECK_OK(chmod(".", 0755));
+  copy_self("suid_root", 0, 0, 04755);
+  copy_self("sgid_prog", 0, SETID_GID, 02755);
+  copy_self("sgid_nox", 0, SETID_GID, 02745);  // set-group-ID without group x: locking
+  copy_self("suid_user", USER_UID, USER_GID, 04755);
+  run_program_case(prepare_user, "./suid_root", "exec_setuid_root");
+  run_program_case(prepare_user, "./sgid_prog", "exec_setgid");
+  run_program_case(prepare_user, "./sgid_nox", "exec_setid_ignored");
+  run_program_case(prepare_user_nnp, "./suid_root", "exec_setid_ignored");
+  // Root running a program set-user-ID to 1000: root's permitted set, none effective.
+  run_program_case(prepare_nothing, "./suid_user", "exec_ruid_root");
+  conf_in_child(nosuid_mount_child);
+  conf_in_child(traced_child);
+  CHECK_OK(chmod(".", 0700));
+}
+
 // --- permission checks that hang on one capability ---
 
 static void dac_child(void) {
@@ -807,6 +958,10 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "exec_none") == 0) return exec_mode_none();
     if (strcmp(argv[1], "exec_ruid_root") == 0) return exec_mode_ruid_root();
     if (strcmp(argv[1], "exec_euid_root") == 0) return exec_mode_euid_root();
+    if (strcmp(argv[1], "exec_setuid_root") == 0) return exec_mode_setuid_root();
+    if (strcmp(argv[1], "exec_setgid") == 0) return exec_mode_setgid();
+    if (strcmp(argv[1], "exec_setid_ignored") == 0) return exec_mode_setid_ignored();
+    if (strcmp(argv[1], "exec_setuid_traced") == 0) return exec_mode_setuid_traced();
     return 2;
   }
   CHECK_EQ(geteuid(), 0);  // This program must run as root.
@@ -820,6 +975,7 @@ int main(int argc, char **argv) {
   RUN(setuid_transitions);
   RUN(setfsuid_setfsgid);
   RUN(execve_transitions);
+  RUN(execve_set_id);
   RUN(capability_checks);
   RUN(proc_status);
   conf_tmpdir_remove();

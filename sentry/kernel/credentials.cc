@@ -140,15 +140,21 @@ void Credentials::FixupAfterFsuidChange(const Credentials& old) {
   if (old.fsuid != root && fsuid == root) cap_effective |= cap_permitted & kCapFsSet;
 }
 
-bool Credentials::TransformForExec() {
+bool Credentials::TransformForExec(const ExecFileIds& file, bool unsafe_trace) {
   const uint64_t old_permitted = cap_permitted;
+  const uint32_t old_euid = euid;
+  const bool may_setuid = CapableInOwn(CAP_SETUID);  // asked of the credentials before exec
+  // A set-ID program's ids; no_new_privs ignores the bits altogether.
+  if (!no_new_privs) {
+    if (file.uid) euid = *file.uid;
+    if (file.gid) egid = *file.gid;
+  }
   // Set-ID execution as secure mode sees it: the effective ids differ from the real ones.
   const bool setid = euid != ruid || egid != rgid;
-  // Whether execve changes the ids. Without set-ID files it never changes the effective
-  // uid; the group test is Linux's in_group_p (since 6.15: earlier kernels used `setid`
-  // here, clearing ambient and downgrading no_new_privs programs that merely run with
-  // split ids).
-  const bool id_changed = !InGroup(egid);
+  // Whether execve changes the ids: another effective uid, or an effective gid the process
+  // is not in (Linux's in_group_p; since 6.15: earlier kernels used `setid` here, clearing
+  // ambient and downgrading no_new_privs programs that merely run with split ids).
+  const bool id_changed = euid != old_euid || !InGroup(egid);
   // Without file capabilities the file's sets are empty: P'(permitted) starts empty and
   // only root's rules and the ambient set add to it.
   uint64_t permitted = 0;
@@ -158,10 +164,14 @@ bool Credentials::TransformForExec() {
     if (euid == root || ruid == root) permitted = cap_bounding | cap_inheritable;
     effective = euid == root;
   }
-  // no_new_privs: execve may not gain anything (Linux's LSM_UNSAFE_NO_NEW_PRIVS downgrade).
-  if (no_new_privs && (id_changed || !IsSubset(permitted, old_permitted))) {
-    euid = ruid;
-    egid = rgid;
+  // no_new_privs, or a tracer that may not watch a privileged program: execve may not gain
+  // anything (Linux's LSM_UNSAFE_* downgrade). A caller with CAP_SETUID keeps the ids
+  // under a tracer, as it could have taken them itself.
+  if ((no_new_privs || unsafe_trace) && (id_changed || !IsSubset(permitted, old_permitted))) {
+    if (no_new_privs || !may_setuid) {
+      euid = ruid;
+      egid = rgid;
+    }
     permitted &= old_permitted;
   }
   suid = fsuid = euid;

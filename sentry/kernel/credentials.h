@@ -3,9 +3,9 @@
 //
 // Ids are kernel ids (the sandbox's first user namespace's); `user_ns` is the namespace the
 // process is in (null: the first), through which it sees and names ids (user_namespace.h).
-// There are no file capabilities: the gofer strips set-ID bits and our VFS stores no
-// security.capability xattrs, so execve follows the "root uid" rules alone, root being the
-// id that uid 0 of `user_ns` maps to. Capability numbers and masks are Linux's.
+// execve honours set-user-ID and set-group-ID files (ExecFileIds) but not file capabilities:
+// our VFS stores no security.capability xattrs, so execve follows the "root uid" rules alone,
+// root being the id that uid 0 of `user_ns` maps to. Capability numbers and masks are Linux's.
 #pragma once
 
 #include <linux/capability.h>
@@ -52,6 +52,15 @@ struct CapabilitySets {
 // The number of the capability called `name` ("CAP_CHOWN" -> 0), up to kCapLastCap.
 std::optional<int> CapabilityByName(std::string_view name);
 
+// The ids a set-user-ID / set-group-ID program gives its process (Linux's bprm_fill_uid):
+// the owner when S_ISUID is set, the group when S_ISGID and S_IXGRP are, both kernel ids;
+// nothing when the file lives on a nosuid mount or its owner or group has no mapping in the
+// caller's user namespace (the loader decides, see loader/exec.cc).
+struct ExecFileIds {
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+};
+
 struct Credentials {
   uint32_t ruid = 0, euid = 0, suid = 0, fsuid = 0;
   uint32_t rgid = 0, egid = 0, sgid = 0, fsgid = 0;
@@ -96,10 +105,13 @@ struct Credentials {
   // The same for setfsuid: the file-system capabilities follow fsuid leaving or reaching 0.
   void FixupAfterFsuidChange(const Credentials& old);
 
-  // execve of a file without set-ID bits or file capabilities (capabilities(7),
-  // "Transformation of capabilities during execve()"). Returns whether the program runs in
-  // secure mode (AT_SECURE).
-  bool TransformForExec();
+  // execve (capabilities(7), "Transformation of capabilities during execve()") of a program
+  // whose set-ID bits give `file` (none: a plain program). `unsafe_trace`: the caller is
+  // ptraced by a tracer without CAP_SYS_PTRACE over its namespace, which, like
+  // no_new_privs, keeps execve from raising the ids or the permitted set (Linux's
+  // LSM_UNSAFE_PTRACE downgrade; a tracer may not watch a set-ID program it could not
+  // trace). Returns whether the program runs in secure mode (AT_SECURE).
+  bool TransformForExec(const ExecFileIds& file = {}, bool unsafe_trace = false);
 
   // Whether replacing `old` by *this makes the process non-dumpable and clears its
   // parent-death signal, as Linux's commit_creds: another effective or fs id, or a permitted

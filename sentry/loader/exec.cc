@@ -34,6 +34,24 @@ bool Readable(kernel::Task& t, const vfs::FileRef& f) {
   return vfs::CheckPermission(t.VfsContext().creds, st, R_OK).ok();
 }
 
+// The ids the set-ID bits of `f` give a process with credentials `c` (Linux's bprm_fill_uid):
+// none on a nosuid mount, for a file with no mount (a memfd), or when the owner or group has
+// no mapping in the caller's user namespace.
+kernel::ExecFileIds SetIdsOf(const vfs::FileRef& f, const kernel::Credentials& c) {
+  kernel::ExecFileIds ids;
+  if (!f->mount() || (f->mount()->flags() & MS_NOSUID)) return ids;
+  struct stat st;
+  if (!f->Stat(&st).ok() || !(st.st_mode & (S_ISUID | S_ISGID))) return ids;
+  const kernel::UserNamespace* ns = c.user_ns.get();
+  if (!kernel::FromKernelId(ns, false, st.st_uid) || !kernel::FromKernelId(ns, true, st.st_gid)) {
+    return ids;
+  }
+  if (st.st_mode & S_ISUID) ids.uid = st.st_uid;
+  // Set-group-ID without group execute marks mandatory locking, not a set-ID program.
+  if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) ids.gid = st.st_gid;
+  return ids;
+}
+
 }  // namespace
 
 Result<vfs::FileRef> OpenExec(kernel::Task& t, const std::string& path) {
@@ -215,12 +233,20 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
   mm->SetBrkStart(elf.brk);
   // The credentials the new program runs with (the old ones stay until the point of no
   // return); auxv already tells it its ids and whether it runs in secure mode.
+  // A set-ID program's ids come from the program run (a script's interpreter, never the
+  // script). A tracer without CAP_SYS_PTRACE over the caller's namespace keeps execve from
+  // raising anything.
   kernel::Credentials creds;
+  bool unsafe_trace = false;
   {
     absl::MutexLock l(&t.kernel().mu());
     creds = t.tg().creds;
+    kernel::Task* tracer = t.ptrace_.tracer;
+    unsafe_trace = tracer && !tracer->tg().creds.CapableIn(creds.user_ns.get(), CAP_SYS_PTRACE);
   }
-  const bool secure = creds.TransformForExec();
+  const kernel::ExecFileIds set_ids =
+      creds.no_new_privs ? kernel::ExecFileIds{} : SetIdsOf(file, creds);
+  const bool secure = creds.TransformForExec(set_ids, unsafe_trace);
   uint64_t sp = SENTRY_TRY(BuildStack(*ctx, *mm, creds, secure, elf, execfn, argv, envp));
   SENTRY_TRY(ctx->address_space()->EndBatch());
 
@@ -264,6 +290,9 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
       tg.process_keyring.reset();
     }
     t.personality_ &= ~0x0400000u;  // READ_IMPLIES_EXEC goes, as x86_64's SET_PERSONALITY
+    // A set-ID program also loses the flags that would weaken its address space
+    // (PER_CLEAR_ON_SETID: ADDR_NO_RANDOMIZE, MMAP_PAGE_ZERO, ADDR_COMPAT_LAYOUT).
+    if (set_ids.uid || set_ids.gid) t.personality_ &= ~(0x0040000u | 0x0100000u | 0x0200000u);
     // Handlers reset to default; ignored signals stay ignored. The table is now private.
     auto h = std::make_shared<kernel::SignalHandlers>();
     for (int i = 0; i < abi::kNumSignals; i++) {

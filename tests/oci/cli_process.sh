@@ -114,6 +114,12 @@ JSON
     sh -c 'grep NoNewPrivs /proc/self/status' 2>&1)
   [[ $(echo "$out" | tr -d '\t') == $'NoNewPrivs:0\nNoNewPrivs:1' ]] &&
     pass "exec --no-new-privs" || fail "exec --no-new-privs: $out"
+  # Without no_new_privs the set-user-ID root probe runs with euid 0 (in the Sentry's
+  # credentials), as under runc; --no-new-privs keeps the caller's.
+  out=$(rt exec pr2 /bin/ids 2>&1; rt exec --no-new-privs pr2 /bin/ids 2>&1)
+  [[ $out == $'uid=1000 euid=0 nnp=0\nuid=1000 euid=1000 nnp=1' ]] &&
+    pass "exec: a set-user-ID root program gains euid 0, not under --no-new-privs" ||
+    fail "exec of a set-user-ID program: $(echo $out)"
   rt kill pr2 KILL
   reaped "$(cat "$WORK/pr2.pid")" >/dev/null
   rt delete pr2

@@ -138,6 +138,56 @@ TEST(CredentialsTest, NoNewPrivsExecGainsNothing) {
   EXPECT_EQ(c.cap_permitted, CapBit(CAP_KILL));
 }
 
+TEST(CredentialsTest, SetuidRootProgramGivesAUserRoot) {
+  Credentials c = User(1000);
+  EXPECT_TRUE(c.TransformForExec({.uid = 0}));
+  EXPECT_EQ(c.ruid, 1000u);
+  EXPECT_EQ(c.euid, 0u);
+  EXPECT_EQ(c.suid, 0u);
+  EXPECT_EQ(c.fsuid, 0u);
+  EXPECT_EQ(c.egid, 1000u);
+  EXPECT_EQ(c.cap_permitted, kCapFullSet);
+  EXPECT_EQ(c.cap_effective, kCapFullSet);
+}
+
+TEST(CredentialsTest, SetgidProgramChangesTheGroupAndClearsAmbient) {
+  Credentials c = User(1000);
+  c.cap_permitted = c.cap_inheritable = c.cap_ambient = CapBit(CAP_KILL);
+  EXPECT_TRUE(c.TransformForExec({.gid = 4321}));
+  EXPECT_EQ(c.egid, 4321u);
+  EXPECT_EQ(c.sgid, 4321u);
+  EXPECT_EQ(c.rgid, 1000u);
+  EXPECT_EQ(c.euid, 1000u);
+  EXPECT_EQ(c.cap_ambient, 0u);
+  EXPECT_EQ(c.cap_permitted, 0u);
+}
+
+TEST(CredentialsTest, NoNewPrivsIgnoresSetIdBits) {
+  Credentials c = User(1000);
+  c.no_new_privs = true;
+  EXPECT_FALSE(c.TransformForExec({.uid = 0, .gid = 0}));
+  EXPECT_EQ(c.euid, 1000u);
+  EXPECT_EQ(c.egid, 1000u);
+  EXPECT_EQ(c.cap_permitted, 0u);
+}
+
+TEST(CredentialsTest, AnUnprivilegedTracerKeepsTheIds) {
+  // The program still counts as set-ID: secure mode, though nothing was gained.
+  Credentials c = User(1000);
+  EXPECT_TRUE(c.TransformForExec({.uid = 0}, /*unsafe_trace=*/true));
+  EXPECT_EQ(c.euid, 1000u);
+  EXPECT_EQ(c.suid, 1000u);
+  EXPECT_EQ(c.cap_permitted, 0u);
+  EXPECT_EQ(c.cap_effective, 0u);
+  // With CAP_SETUID the caller could take the ids itself: it keeps them, but no more
+  // capabilities than it had.
+  Credentials d = User(1000);
+  d.cap_permitted = d.cap_effective = CapBit(CAP_SETUID);
+  d.TransformForExec({.uid = 0}, /*unsafe_trace=*/true);
+  EXPECT_EQ(d.euid, 0u);
+  EXPECT_EQ(d.cap_permitted, CapBit(CAP_SETUID));
+}
+
 TEST(CredentialsTest, NorootMakesUidZeroOrdinary) {
   Credentials c = User(0);
   c.securebits = kSecbitNoroot | kSecbitKeepCaps;
