@@ -11,6 +11,9 @@
 
 #include <cstring>
 #include <map>
+#include <sstream>
+
+#include "sentry/base/host_files.h"
 
 namespace sentry::netstack {
 namespace {
@@ -51,6 +54,9 @@ void ParseRoute(const struct nlmsghdr* h, std::vector<HostRoute>& out) {
         break;
       case RTA_OIF:
         r.oif = static_cast<int>(v);
+        break;
+      case RTA_PRIORITY:
+        r.priority = v;
         break;
     }
   }
@@ -147,6 +153,24 @@ void SetHostInterfaces(std::vector<HostInterface> list, std::vector<HostRoute> r
 const std::vector<HostInterface>& HostInterfaces() { return List(); }
 
 const std::vector<HostRoute>& HostRoutes() { return Routes(); }
+
+std::optional<std::array<uint64_t, 16>> HostInterfaceCounters(const std::string& name) {
+  std::istringstream in(ReadHostFile("/proc/self/net/dev").value_or(""));
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    size_t b = line.find_first_not_of(' ');
+    if (line.compare(b, colon - b, name) != 0 || colon - b != name.size()) continue;
+    std::istringstream fields(line.substr(colon + 1));
+    std::array<uint64_t, 16> c{};
+    for (auto& v : c) {
+      if (!(fields >> v)) return std::nullopt;
+    }
+    return c;
+  }
+  return std::nullopt;
+}
 
 bool IsHostInterfaceV4(uint32_t addr) {
   for (const auto& h : List()) {

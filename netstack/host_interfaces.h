@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,10 @@ struct HostRoute {
   uint32_t gateway = 0;  // 0: none (a link route)
   uint32_t prefsrc = 0;  // 0: none
   int oif = 0;
-  uint8_t scope = 0;     // RT_SCOPE_*
-  uint8_t protocol = 0;  // RTPROT_*
-  uint8_t type = 0;      // RTN_*
+  uint32_t priority = 0;  // the metric (RTA_PRIORITY); 0: none given
+  uint8_t scope = 0;      // RT_SCOPE_*
+  uint8_t protocol = 0;   // RTPROT_*
+  uint8_t type = 0;       // RTN_*
 };
 
 // Reads the interfaces (but lo) of the calling thread's network namespace: getifaddrs and
@@ -52,6 +54,13 @@ std::vector<HostRoute> ReadHostRoutes();
 void SetHostInterfaces(std::vector<HostInterface> list, std::vector<HostRoute> routes);
 const std::vector<HostInterface>& HostInterfaces();
 const std::vector<HostRoute>& HostRoutes();
+// The host's counters of interface `name` in that namespace, the sixteen numbers of its
+// /proc/net/dev line in order (receive: bytes, packets, errs, drop, fifo, frame, compressed,
+// multicast; transmit: bytes, packets, errs, drop, fifo, colls, carrier, compressed), read
+// now; nullopt if the host has no such line. The guest's traffic through them is host
+// sockets' in that namespace, so these are its counters too.
+std::optional<std::array<uint64_t, 16>> HostInterfaceCounters(const std::string& name);
+
 // Whether `addr` (IPv4, network byte order) is an address of one of them.
 bool IsHostInterfaceV4(uint32_t addr);
 

@@ -141,8 +141,36 @@ void HostLinkMessage(MsgWriter& w, const HostInterface& h, uint16_t flags, uint3
   w.Attr(IFLA_ADDRESS, h.mac.data(), h.mac.size());
   uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
   w.Attr(IFLA_BROADCAST, bcast, sizeof(bcast));
+  // The host's counters (its /proc/net/dev columns, in that file's order) in the link
+  // statistics' fields, as `ip -s link` reads them.
+  struct rtnl_link_stats64 st {};
+  if (auto c = HostInterfaceCounters(h.name)) {
+    const auto& v = *c;
+    st.rx_bytes = v[0], st.rx_packets = v[1], st.rx_errors = v[2], st.rx_dropped = v[3];
+    st.rx_fifo_errors = v[4], st.rx_frame_errors = v[5], st.rx_compressed = v[6];
+    st.multicast = v[7], st.tx_bytes = v[8], st.tx_packets = v[9], st.tx_errors = v[10];
+    st.tx_dropped = v[11], st.tx_fifo_errors = v[12], st.collisions = v[13];
+    st.tx_carrier_errors = v[14], st.tx_compressed = v[15];
+  }
   struct rtnl_link_stats stats {};
+  stats.rx_packets = static_cast<uint32_t>(st.rx_packets);
+  stats.tx_packets = static_cast<uint32_t>(st.tx_packets);
+  stats.rx_bytes = static_cast<uint32_t>(st.rx_bytes);
+  stats.tx_bytes = static_cast<uint32_t>(st.tx_bytes);
+  stats.rx_errors = static_cast<uint32_t>(st.rx_errors);
+  stats.tx_errors = static_cast<uint32_t>(st.tx_errors);
+  stats.rx_dropped = static_cast<uint32_t>(st.rx_dropped);
+  stats.tx_dropped = static_cast<uint32_t>(st.tx_dropped);
+  stats.multicast = static_cast<uint32_t>(st.multicast);
+  stats.collisions = static_cast<uint32_t>(st.collisions);
+  stats.rx_frame_errors = static_cast<uint32_t>(st.rx_frame_errors);
+  stats.rx_fifo_errors = static_cast<uint32_t>(st.rx_fifo_errors);
+  stats.tx_carrier_errors = static_cast<uint32_t>(st.tx_carrier_errors);
+  stats.tx_fifo_errors = static_cast<uint32_t>(st.tx_fifo_errors);
+  stats.rx_compressed = static_cast<uint32_t>(st.rx_compressed);
+  stats.tx_compressed = static_cast<uint32_t>(st.tx_compressed);
   w.Attr(IFLA_STATS, &stats, sizeof(stats));
+  w.Attr(IFLA_STATS64, &st, sizeof(st));
   w.Finish();
 }
 
@@ -181,6 +209,7 @@ void HostRouteMessage(MsgWriter& w, const HostRoute& r, uint16_t flags, uint32_t
   if (r.prefix != 0) w.Attr(RTA_DST, &r.dst, sizeof(r.dst));
   if (r.prefsrc != 0) w.Attr(RTA_PREFSRC, &r.prefsrc, sizeof(r.prefsrc));
   if (r.gateway != 0) w.Attr(RTA_GATEWAY, &r.gateway, sizeof(r.gateway));
+  if (r.priority != 0) w.AttrU32(RTA_PRIORITY, r.priority);
   w.AttrU32(RTA_OIF, static_cast<uint32_t>(r.oif));
   w.Finish();
 }

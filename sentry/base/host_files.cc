@@ -63,6 +63,7 @@ const std::vector<std::string>& KernelHostFiles() {
       "/proc/cpuinfo",                           // procfs_system.cc
       "/proc/vmstat",                            // procfs_system.cc
       "/proc/swaps",                             // procfs_system.cc
+      "/proc/self/net/dev",                      // procfs_system.cc: interface counters
   };
   return *files;
 }

@@ -3,6 +3,11 @@
 // /proc/loadavg and sysinfo(2) agree with each other.
 #include "sentry/kernel/procfs_system.h"
 
+#include <arpa/inet.h>
+#include <linux/rtnetlink.h>
+#include <net/route.h>
+
+#include <map>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -300,7 +305,9 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
     }));
   }
   // lo, and on the first stack in host mode the container's own interfaces
-  // (netstack/host_interfaces.h); no counters are kept, so every one reads 0.
+  // (netstack/host_interfaces.h). Their traffic is the host sockets' in that namespace, so
+  // their counters are the host's lines for them (/proc/self/net/dev, kept open from before
+  // the Sentry's pivot); lo is the sandbox's own and counts nothing (0).
   net->Add("dev", b->File([&k]() -> Result<std::string> {
     Task* t = Task::Current();
     netstack::Stack& stack = t ? *t->ns().net->stack : k.net();
@@ -308,21 +315,58 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
         "Inter-|   Receive                                                |  Transmit\n"
         " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
         "drop fifo colls carrier compressed\n";
-    auto line = [&out](const std::string& name) {
+    auto zeros = [&out](const std::string& name) {
       out += absl::StrFormat(
           "%6s:       0       0    0    0    0     0          0         0 "
           "       0       0    0    0    0     0       0          0\n",
           name);
     };
-    line("lo");
-    if (stack.mode() == netstack::NetMode::kHost) {
-      for (const auto& h : netstack::HostInterfaces()) line(h.name);
+    zeros("lo");
+    if (stack.mode() != netstack::NetMode::kHost) return out;
+    std::map<std::string, std::string> host_lines;
+    for (absl::string_view l : absl::StrSplit(HostText("/proc/self/net/dev"), '\n')) {
+      size_t colon = l.find(':');
+      if (colon == absl::string_view::npos) continue;
+      host_lines[std::string(absl::StripAsciiWhitespace(l.substr(0, colon)))] = std::string(l);
+    }
+    for (const auto& h : netstack::HostInterfaces()) {
+      auto it = host_lines.find(h.name);
+      if (it == host_lines.end()) {
+        zeros(h.name);
+      } else {
+        out += it->second + "\n";
+      }
     }
     return out;
   }));
-  net->Add("route", b->Text("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask"
-                            "\t\tMTU\tWindow\tIRTT                                           "
-                            "            \n"));
+  // The main table's IPv4 routes, as Linux's fib_route_seq_show prints them: addresses as
+  // the hexadecimal of their bytes in memory, every line padded to 127 characters. A guest's
+  // own namespace, and a sandbox not in host mode, have none (lo's routes are in the local
+  // table, which this file does not show).
+  net->Add("route", b->File([&k]() -> Result<std::string> {
+    Task* t = Task::Current();
+    netstack::Stack& stack = t ? *t->ns().net->stack : k.net();
+    std::string out =
+        absl::StrFormat("%-127s\n",
+                        "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU"
+                        "\tWindow\tIRTT");
+    if (stack.mode() != netstack::NetMode::kHost) return out;
+    for (const auto& r : netstack::HostRoutes()) {
+      std::string dev = "*";
+      for (const auto& h : netstack::HostInterfaces()) {
+        if (h.index == r.oif) dev = h.name;
+      }
+      uint32_t mask = r.prefix == 0 ? 0 : htonl(~uint32_t{0} << (32 - r.prefix));
+      uint32_t flags = RTF_UP;
+      if (r.gateway != 0) flags |= RTF_GATEWAY;
+      if (r.prefix == 32) flags |= RTF_HOST;
+      if (r.type == RTN_UNREACHABLE) flags = RTF_REJECT;
+      out += absl::StrFormat(
+          "%-127s\n", absl::StrFormat("%s\t%08X\t%08X\t%04X\t0\t0\t%d\t%08X\t0\t0\t0", dev, r.dst,
+                                      r.gateway, flags, static_cast<int>(r.priority), mask));
+    }
+    return out;
+  }));
   net->Add("if_inet6", b->Text("00000000000000000000000000000001 01 80 10 80       lo\n"));
   root.Add("net", net);
 }

@@ -164,18 +164,20 @@ ip link show eth0 | sed -n "s/.*ether \([^ ]*\).*/\1/p"; grep -c "eth0:" /proc/n
   }
   s_out=$(iface_view sentry)
   r_out=$(iface_view runc)
-  # ip route: the default route through Docker's gateway and the subnet's (the source
-  # address is each container's own).
+  # ip route and /proc/net/route (what busybox's and net-tools' `route` read): the default
+  # route through Docker's gateway and the subnet's (the source address is each
+  # container's own), byte for byte as under runc.
   routes_of() {
     local id
     id=$(docker run -d --runtime="$1" $IMG sleep 60)
-    docker exec "$id" sh -c 'ip route | sed "s/src [0-9.]*/src ADDR/"' 2>&1
+    docker exec "$id" sh -c 'ip route | sed "s/src [0-9.]*/src ADDR/"; cat /proc/net/route' 2>&1
     docker rm -f "$id" >/dev/null 2>&1
   }
   s_routes=$(routes_of sentry)
   r_routes=$(routes_of runc)
-  [[ $s_routes == "$r_routes" && $s_routes == "default via "*" dev eth0"* ]] &&
-    pass "bridge: ip route as under runc ($(echo $s_routes))" ||
+  [[ $s_routes == "$r_routes" && $s_routes == "default via "*" dev eth0"* &&
+     $s_routes == *$'\neth0\t00000000\t'* ]] &&
+    pass "bridge: ip route and /proc/net/route as under runc ($(echo $s_routes | head -c 300))" ||
     fail "routes: sentry '$s_routes' runc '$r_routes'"
   check_if() {  # OUTPUT: the guest's view must match docker inspect's last line
     local lines insp
@@ -187,6 +189,15 @@ ip link show eth0 | sed -n "s/.*ether \([^ ]*\).*/\1/p"; grep -c "eth0:" /proc/n
   check_if "$s_out" && check_if "$r_out" && [[ $(sed -n 2p <<<"$s_out") == $(sed -n 2p <<<"$r_out") ]] &&
     pass "bridge: the guest sees eth0 with Docker's address, prefix, MAC and the MTU runc shows ($(echo $s_out | tr '\n' ' '))" ||
     fail "eth0: sentry '$s_out' runc '$r_out'"
+  # /proc/net/dev counts eth0's traffic (the host's counters of the container's interface):
+  # a request to the runc server moves both directions.
+  id=$(docker run -d --runtime=sentry $IMG sleep 60)
+  out=$(docker exec "$id" sh -c "$get >/dev/null; grep eth0: /proc/net/dev" "$runc_ip" 80 2>&1)
+  docker rm -f "$id" >/dev/null 2>&1
+  read -r rx_bytes _ _ _ _ _ _ _ tx_bytes _ <<<"${out#*:}"
+  [[ ${rx_bytes:-0} -gt 0 && ${tx_bytes:-0} -gt 0 ]] &&
+    pass "bridge: /proc/net/dev counts eth0's traffic (rx $rx_bytes, tx $tx_bytes bytes)" ||
+    fail "/proc/net/dev counters: $out"
   docker run -d --name web-ip --runtime=sentry $IMG sh -c \
     'mkdir -p /www && echo from-ip >/www/index.html && ip=$(ip -o -4 addr show eth0 | sed "s/.*inet \([^/]*\).*/\1/") && exec httpd -f -p $ip:80 -h /www' >/dev/null 2>&1
   web_ip=$(docker inspect -f '{{.NetworkSettings.IPAddress}}' web-ip 2>/dev/null)
