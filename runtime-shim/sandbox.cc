@@ -30,6 +30,7 @@
 #include "sentry/base/logging.h"
 #include "sentry/base/startup_trace.h"
 #include "sentry/base/status.h"
+#include "sentry/kernel/cgroup_view.h"
 #include "sentry/kernel/kernel.h"
 #include "sentry/kernel/procfs.h"
 #include "sentry/kernel/sysfs.h"
@@ -448,6 +449,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   if (!gp.ok()) return gp.status();
   startup::Mark("gofer forked");
   if (!opts.unsafe_no_confinement) SENTRY_RETURN_IF_ERROR(PrepareHostView());
+  kernel::PrepareCgroupView(opts.cgroup_view, opts.cgroup_view_v2);
   startup::Mark("host view prepared");
   if (opts.tmpfs_size != 0) vfs::MemBudget::Global().SetLimitBytes(opts.tmpfs_size);
   GuestMemory::Global().SetLimitBytes(opts.memory_limit);

@@ -105,6 +105,11 @@ struct SandboxOptions {
   // in-memory file data together; past it mmap and brk fail with ENOMEM and tmpfs writes
   // with ENOSPC. 0: no limit. (sentry-run's host memory cgroup is runtime-shim/supervisor.h.)
   uint64_t memory_limit = 0;
+  // The host directories of the sandbox's own cgroup (one per v1 hierarchy, or the v2
+  // group), which the guest sees read-only at /sys/fs/cgroup (sentry/kernel/cgroup_view.h);
+  // empty: an empty /sys/fs/cgroup. An OCI container's group, made at create.
+  std::vector<std::string> cgroup_view;
+  bool cgroup_view_v2 = false;
   // The guest init's RLIMIT_NOFILE (soft and hard); 0: the caller's.
   int64_t open_files = 0;
   // The guest init's RLIMIT_CPU in seconds: soft at N (SIGXCPU), hard at N+1 (SIGKILL); 0: none.

@@ -273,6 +273,9 @@ absl::StatusOr<pid_t> CreateContainer(const Globals& g, const CreateFlags& f) {
     auto made = shim::Cgroup::Create(CgroupName(spec.cgroups_path, f.id), spec.limits);
     if (made.ok()) {
       group = std::move(*made);
+      // The guest sees its limits there (read-only), as a runc container does.
+      spec.sandbox.cgroup_view = group->dirs();
+      spec.sandbox.cgroup_view_v2 = group->v2();
     } else if (HasLimits(spec.limits)) {
       // Limits the caller relies on are never dropped silently.
       return fail(absl::FailedPreconditionError("linux.resources: " +

@@ -102,10 +102,11 @@ bool Has(const std::vector<std::string>& options, const char* o) {
   return false;
 }
 
-// The Sentry mounts its own /proc, /sys, /dev, /dev/pts and /dev/shm; these config mounts are
-// met by those.
+// The Sentry mounts its own /proc, /sys (with /sys/fs/cgroup, the container's group), /dev,
+// /dev/pts and /dev/shm; these config mounts are met by those.
 bool ProvidedBySentry(const std::string& type, const std::string& dest) {
   return (type == "proc" && dest == "/proc") || (type == "sysfs" && dest == "/sys") ||
+         (type == "cgroup" && dest == "/sys/fs/cgroup") ||
          (type == "devpts" && dest == "/dev/pts") ||
          (type == "tmpfs" && (dest == "/dev" || dest == "/dev/shm"));
 }

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "sentry/kernel/cgroup_view.h"
 #include "sentry/kernel/pidfd.h"
 #include "sentry/kernel/procfs_system.h"
 #include "sentry/kernel/sched.h"
@@ -525,7 +526,7 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
   };
   dir->Add("mounts", mounts(false));
   dir->Add("mountinfo", mounts(true));
-  dir->Add("cgroup", Text("0::/\n"));
+  dir->Add("cgroup", Text(CgroupViewProcText()));
   // user_namespaces(7): the maps and setgroups of the process's user namespace. The
   // writes' checks are UserNamespace's, against the writer's credentials.
   auto user_ns = [this, tgid, tid]() -> Result<UserNsRef> {

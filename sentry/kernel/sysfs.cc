@@ -1,9 +1,11 @@
 // /sys as far as programs commonly read it: the sandbox's CPUs (what glibc's
-// sysconf(_SC_NPROCESSORS_*) and nproc-like tools count), transparent huge page mode, and an
-// empty cgroup mount point. Everything is read-only; the host's /sys is never shown.
+// sysconf(_SC_NPROCESSORS_*) and nproc-like tools count), transparent huge page mode, and
+// /sys/fs/cgroup: the sandbox's own host group read-only, or empty (cgroup_view.h).
+// Everything is read-only; the host's /sys is never shown.
 #include "sentry/kernel/sysfs.h"
 
 #include "absl/strings/str_format.h"
+#include "sentry/kernel/cgroup_view.h"
 #include "sentry/kernel/sched.h"
 #include "vfs/synthetic.h"
 
@@ -60,7 +62,7 @@ vfs::InodeRef NewSysfs(Kernel&) {
   kernel->Add("mm", mm);
 
   auto fs = dir();
-  fs->Add("cgroup", dir());
+  fs->Add("cgroup", NewCgroupViewDir(sb));
 
   auto root = dir();
   root->Add("devices", devices);

@@ -73,6 +73,15 @@ lines=$(timeout 2.5 "$SENTRY" --root "$root" events --interval 1s res | grep -c 
        $(cat "$cpu/cpu.shares") == 512 ]] &&
     pass "update --resources - (Docker's JSON): 96 MiB, 40 pids, shares kept" ||
     fail "update --resources: $(cat "$mem/memory.limit_in_bytes")"
+  # The guest's view of its own group: read-only, live (the limits as updated just now), and
+  # /proc/self/cgroup at the root of each hierarchy, as a runc container in its own cgroup
+  # namespace sees them.
+  out=$(rt exec res sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/cpu/cpu.shares
+grep -c "^[0-9]*:memory:/\$" /proc/self/cgroup; tail -1 /proc/self/cgroup
+(echo 1 >/sys/fs/cgroup/pids/pids.max) 2>/dev/null && echo written; cat /sys/fs/cgroup/pids/pids.max' 2>&1)
+  [[ $out == $'100663296\n40\n512\n1\n0::/\n40' ]] &&
+    pass "the guest reads its limits in /sys/fs/cgroup (live, read-only) and /proc/self/cgroup" ||
+    fail "guest cgroup view: $(echo $out)"
   expect_fail "update --resources with bad JSON" "not valid JSON" sh -c "echo '{' | \"$SENTRY\" --root '$root' update -r - res"
   expect_fail "update with a wrong type" "resources.pids.limit: expected an integer" \
     sh -c "echo '{\"pids\":{\"limit\":\"x\"}}' | \"$SENTRY\" --root '$root' update -r - res"

@@ -32,6 +32,17 @@ rc=$?
   fail "--pids-limit: rc=$rc $(tail -3 <<<"$out")"
 out=$("${RUN[@]}" $IMG echo still-fine)
 [[ $out == still-fine ]] && pass "the next container runs after the fork bomb" || fail "after: $out"
+# The container reads its own limits where programs look for them, as under runc.
+limits_of() {
+  docker run --rm --network none --runtime="$1" --memory 64m --pids-limit 70 $IMG sh -c \
+    'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max 2>&1 ||
+     cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max' 2>&1
+}
+s_lim=$(limits_of sentry)
+r_lim=$(limits_of runc)
+[[ $s_lim == "$r_lim" && $s_lim == 67108864* ]] &&
+  pass "--memory 64m --pids-limit 70: the guest reads them in /sys/fs/cgroup as under runc ($(echo $s_lim))" ||
+  fail "cgroup view: sentry '$s_lim' runc '$r_lim'"
 id=$(docker run -d --network none --runtime=sentry --memory 64m $IMG sleep 60)
 usage=$(docker stats --no-stream --format '{{.MemUsage}}' "$id")
 [[ $usage =~ ^[0-9.]+[KMG]iB\ /\ 64MiB$ && $usage != 0B* ]] &&
