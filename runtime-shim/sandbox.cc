@@ -39,6 +39,7 @@
 #include "syscalls/table.h"
 #include "vfs/devfs.h"
 #include "vfs/gofer_fs.h"
+#include "vfs/host_file.h"
 #include "vfs/mem_inode.h"
 #include "vfs/overlay.h"
 #include "vfs/tty.h"
@@ -107,17 +108,30 @@ Result<vfs::Path> MakeDirs(vfs::Vfs& v, const vfs::Context& ctx, const std::stri
   return v.Resolve(ctx, ctx.root, path.empty() ? "/" : path, true);
 }
 
-// Copies host file `host` to the guest path `guest` (SandboxOptions::file_copies).
-absl::Status CopyFileIn(vfs::Vfs& v, const vfs::Context& ctx, const std::string& data,
-                        const std::string& guest) {
+// Mounts host file `fd` over guest path `guest` (SandboxOptions::file_binds), making the
+// path an empty file in the in-memory layer first if the root has none.
+absl::Status BindFileIn(vfs::Vfs& v, const vfs::Context& ctx, int fd,
+                        const SandboxOptions::FileBind& bind) {
+  const std::string& guest = bind.guest;
   std::string dir = guest.substr(0, guest.rfind('/'));
   if (auto r = MakeDirs(v, ctx, dir); !r.ok()) return Err("mkdir " + dir, r.error());
-  auto f = v.Open(ctx, ctx.root, guest, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (!f.ok()) return Err("create " + guest, f.error());
-  NoWaitBlocker b;
-  auto span = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());
-  auto n = (*f)->PWrite(b, span, 0);
-  if (!n.ok()) return Err("write " + guest, n.error());
+  auto target = v.Resolve(ctx, ctx.root, guest, true);
+  if (!target.ok()) {
+    auto f = v.Open(ctx, ctx.root, guest, O_WRONLY | O_CREAT, 0644);
+    if (!f.ok()) return Err("create " + guest, f.error());
+    target = v.Resolve(ctx, ctx.root, guest, true);
+    if (!target.ok()) return Err("bind " + guest, target.error());
+  }
+  if (target->inode()->IsDir()) return Err("bind of a file over the directory " + guest, Errno(ENOTDIR));
+  const bool ro = bind.read_only || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY;
+  auto r = v.MountAt(*target, vfs::NewHostFileInode(fd, ro), "bind", bind.host,
+                     ro ? MS_RDONLY : 0);
+  if (!r.ok()) return Err("bind " + guest, r.error());
+  if (ro) {
+    auto at = v.Resolve(ctx, ctx.root, guest, true);
+    if (!at.ok()) return Err("bind " + guest, at.error());
+    v.LockReadOnly(*at);
+  }
   return absl::OkStatus();
 }
 
@@ -150,11 +164,11 @@ Result<vfs::InodeRef> LookupBelow(vfs::InodeRef dir, const std::string& path) {
 }
 
 // Builds the guest's file system: overlay(gofer root, tmpfs) with /dev, /proc and binds.
-// `copies`: the contents of opts.file_copies, in order (read while the host's root was
-// still reachable; this runs in the empty root).
+// `file_fds`: the host files of opts.file_binds, in order (opened while the host's root was
+// still reachable; this runs in the empty root); the file system takes them over.
 absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
                                                   std::shared_ptr<gofer::Client> client,
-                                                  const std::vector<std::string>& copies,
+                                                  const std::vector<int>& file_fds,
                                                   vfs::InodeRef* review_root) {
   bool ro = true;
   auto lower = vfs::NewGoferRoot(client, "/", &ro);
@@ -184,8 +198,8 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   // and the sandbox's CPUs).
   if (auto r = MakeDirs(*v, ctx, "/proc"); !r.ok()) return Err("/proc", r.error());
   if (auto r = MakeDirs(*v, ctx, "/sys"); !r.ok()) return Err("/sys", r.error());
-  for (size_t i = 0; i < opts.file_copies.size(); i++) {
-    SENTRY_RETURN_IF_ERROR(CopyFileIn(*v, ctx, copies[i], opts.file_copies[i].guest));
+  for (size_t i = 0; i < opts.file_binds.size(); i++) {
+    SENTRY_RETURN_IF_ERROR(BindFileIn(*v, ctx, file_fds[i], opts.file_binds[i]));
   }
   for (const auto& dir : opts.tmpfs_mounts) {
     SENTRY_RETURN_IF_ERROR(mount(dir, vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
@@ -460,12 +474,21 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     SENTRY_RETURN_IF_ERROR(CheckProgram(*found));
     prog = *found;
   }
-  // What the file system will need of the host's paths, read now.
-  std::vector<std::string> copies;
-  for (const auto& file : opts.file_copies) {
-    std::optional<std::string> data = ReadHostFile(file.host);
-    if (!data) return absl::NotFoundError(file.host + ": " + strerror(errno));
-    copies.push_back(std::move(*data));
+  // What the file system will need of the host's paths, opened now: a read-write bind whose
+  // file the host lets us only read is read-only (its writes would fail on the host too).
+  std::vector<int> file_fds;
+  for (const auto& file : opts.file_binds) {
+    int fd = -1;
+    if (!file.read_only) fd = open(file.host.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) fd = open(file.host.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      int err = fd < 0 ? errno : EINVAL;
+      for (int f : file_fds) close(f);
+      if (fd >= 0) close(fd);
+      return absl::NotFoundError("bind mount of " + file.host + ": " + strerror(err));
+    }
+    file_fds.push_back(fd);
   }
   // For a closed stdio fd of the caller's (the empty root has no /dev/null).
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -510,7 +533,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
   }
   if (client->direct()) client->WatchPeer();  // after the drop: threads inherit capabilities
   vfs::InodeRef review_root;
-  auto vfs_or = BuildVfs(opts, client, copies, &review_root);
+  auto vfs_or = BuildVfs(opts, client, file_fds, &review_root);
   if (!vfs_or.ok()) return vfs_or.status();
   startup::Mark("file system built (gofer attached)");
 
@@ -537,6 +560,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     k.net().SetPublished(opts.publish);
     k.net().SetPublishAll(opts.publish_all);
     k.net().policy()->answer_dns = opts.answer_dns;
+    k.net().SetHostLoopback(opts.host_loopback);
   }
   if (!opts.hostname.empty()) {
     absl::MutexLock l(&k.mu());

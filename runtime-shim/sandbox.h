@@ -78,13 +78,15 @@ struct SandboxOptions {
   // remove or rename (sentry-run's protected files, runtime-shim/protected_files.h).
   std::vector<std::pair<uint64_t, uint64_t>> protected_files;
   std::vector<std::tuple<uint64_t, uint64_t, std::string>> protected_names;
-  // Host files copied into the guest's in-memory layer at start-up (an OCI bind mount of a
-  // single file, such as Docker's /etc/hosts): a snapshot, not a live bind.
-  struct FileCopy {
+  // Host files bound over guest paths (an OCI bind mount of a single file: Docker's
+  // /etc/hosts, /etc/resolv.conf, /etc/hostname, `-v FILE:FILE`): live, read and written
+  // through an fd the Sentry opens before its pivot (vfs/host_file.h).
+  struct FileBind {
     std::string host;
     std::string guest;
+    bool read_only = false;
   };
-  std::vector<FileCopy> file_copies;
+  std::vector<FileBind> file_binds;
   // Guest directories that get an empty tmpfs of their own (an OCI "tmpfs" mount).
   std::vector<std::string> tmpfs_mounts;
   std::string cwd;  // initial working directory (default: see cwd_if_visible)
@@ -159,6 +161,9 @@ struct SandboxOptions {
   // net_host only: the Sentry answers the guest's DNS queries itself (netstack/dns.h); false:
   // they go to the server the guest names (an OCI container's own resolv.conf).
   bool answer_dns = true;
+  // net_host only: loopback addresses and ports that lead to the Sentry's network namespace
+  // rather than the guest's own lo (netstack/stack.h: an OCI container's 127.0.0.11:53).
+  std::vector<netstack::InetAddr> host_loopback;
   // --tty=auto: when sentry-run's stdin is a terminal, the guest gets a pty of its own as its
   // controlling terminal, relayed to the caller's (runtime-shim/terminal.h); never: the
   // caller's fds as they are.

@@ -145,7 +145,8 @@ MountNsRef Vfs::CopyNamespace(const MountNamespace& src, std::vector<Path*> fix)
 
 Result<void> Vfs::MountAt(const Path& target, InodeRef root, std::string fstype, std::string source,
                           int flags) {
-  if (!target.inode()->IsDir() || !root->IsDir()) return Errno(ENOTDIR);
+  // A directory over a directory, or a file over a file (a bind mount of a host file).
+  if (target.inode()->IsDir() != root->IsDir()) return Errno(ENOTDIR);
   MountRef m = NewMount(flags, std::move(fstype), std::move(source),
                         std::make_shared<Dentry>("", nullptr, std::move(root)));
   absl::MutexLock l(&mu_);

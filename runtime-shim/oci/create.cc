@@ -109,6 +109,11 @@ void UseContainerNetwork(shim::SandboxOptions& sandbox) {
   sandbox.publish_all = true;
   sandbox.answer_dns = false;
   sandbox.show_host_interfaces = true;
+  // Docker's embedded DNS on user-defined networks (and docker compose's service names):
+  // resolv.conf names 127.0.0.11, which Docker's DNAT rules in the container's namespace
+  // lead to its resolver there; the guest's own lo has nothing on it.
+  constexpr uint32_t kDockerDns = 0x7f00000b;  // 127.0.0.11
+  sandbox.host_loopback = {netstack::InetAddr::V4(kDockerDns, 53)};
 }
 
 // The child side of create: becomes the container's sandbox process.

@@ -134,10 +134,7 @@ absl::Status ReadMounts(const Reader& r, const std::string& bundle, BundleSpec& 
                                           strerror(errno));
       }
       if (S_ISREG(st.st_mode)) {
-        spec.sandbox.file_copies.push_back({host, dest});
-        spec.ignored.push_back("bind mount of the file " + host + " at " + dest +
-                               " is a copy made at create: later changes on either side are "
-                               "not seen, and ro is not enforced");
+        spec.sandbox.file_binds.push_back({host, dest, Has(options, "ro") || Has(options, "rro")});
         continue;
       }
       if (!S_ISDIR(st.st_mode)) {

@@ -97,6 +97,13 @@ out=$(printf 'line1\nline2\n' | "${RUN[@]}" -i $IMG sh -c 'cat; echo done')
 mkdir -p "$work/vol" && echo from-host >"$work/vol/f"
 out=$("${RUN[@]}" -v "$work/vol:/mnt:ro" $IMG sh -c 'cat /mnt/f; (echo x >/mnt/g) 2>/dev/null || echo ro')
 [[ $out == $'from-host\nro' ]] && pass "-v host:guest:ro" || fail "-v: $out"
+# A file bound with -v is the host's file, both ways (Docker's own /etc/hosts, hostname and
+# resolv.conf are such binds too).
+echo "line 1" >"$work/notes.txt"
+out=$("${RUN[@]}" -v "$work/notes.txt:/notes.txt" $IMG sh -c 'cat /notes.txt; echo "line 2" >>/notes.txt')
+[[ $out == "line 1" && $(cat "$work/notes.txt") == $'line 1\nline 2' ]] &&
+  pass "-v FILE:FILE: the guest reads the host's file and its writes reach it" ||
+  fail "-v FILE:FILE: out=$out host=$(cat "$work/notes.txt")"
 out=$("${RUN[@]}" --tmpfs /scratch $IMG sh -c 'echo x >/scratch/f && mount | grep -c " /scratch "')
 [[ $out == 1 ]] && pass "--tmpfs" || fail "--tmpfs: $out"
 # Seccomp: Docker's default profile and a custom one are the guest's filter (run in the
@@ -208,6 +215,24 @@ ip link show eth0 | sed -n "s/.*ether \([^ ]*\).*/\1/p"; grep -c "eth0:" /proc/n
   docker rm -f web-ip >/dev/null 2>&1
   out=$(docker run --rm --network none --runtime=sentry $IMG nc -w 3 "$runc_ip" 80 </dev/null 2>&1)
   [[ $out == *"unreachable"* ]] && pass "--network none: no route out ($out)" || fail "--network none: $out"
+  # A user-defined network (docker compose's kind): names resolve through Docker's embedded
+  # DNS at 127.0.0.11, which the guest reaches in the container's namespace (its own
+  # loopback has nothing there), and a client finds a server by its container name, as
+  # under runc.
+  docker network create sentry-test-net >/dev/null 2>&1
+  docker run -d --name webn --network sentry-test-net $IMG sh -c "$serve" named >/dev/null 2>&1
+  sleep 1
+  by_name() {
+    docker run --rm --network sentry-test-net --runtime="$1" $IMG sh -c \
+      "grep ^nameserver /etc/resolv.conf; nslookup webn | grep -c '^Address: '; $get" webn 80 2>/dev/null
+  }
+  s_named=$(by_name sentry)
+  r_named=$(by_name runc)
+  [[ $s_named == "$r_named" && $s_named == $'nameserver 127.0.0.11\n'[1-9]$'\nfrom named' ]] &&
+    pass "user-defined network: a container name resolves through 127.0.0.11 and is reached, as under runc" ||
+    fail "user-defined network: sentry '$s_named' runc '$r_named'"
+  docker rm -f webn >/dev/null 2>&1
+  docker network rm sentry-test-net >/dev/null 2>&1
   docker rm -f web-runc web-sentry >/dev/null 2>&1
 fi
 source "$(dirname "$0")/docker_resources.sh"

@@ -64,6 +64,7 @@ TEST_F(SpecTest, MapsMounts) {
   config_["mounts"] = {
       {{"destination", "/data"}, {"type", "bind"}, {"source", "data"}, {"options", {"ro"}}},
       {{"destination", "/etc/hosts"}, {"type", "bind"}, {"source", "hosts"}},
+      {{"destination", "/etc/hostname"}, {"type", "bind"}, {"source", "hosts"}, {"options", {"rbind", "ro"}}},
       {{"destination", "/tmp"}, {"type", "tmpfs"}, {"source", "tmpfs"}},
       {{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
       {{"destination", "/dev/mqueue"}, {"type", "mqueue"}, {"source", "mqueue"}}};
@@ -72,8 +73,11 @@ TEST_F(SpecTest, MapsMounts) {
   ASSERT_EQ(spec->sandbox.binds.size(), 1u);
   EXPECT_EQ(spec->sandbox.binds[0].guest, "/data");
   EXPECT_TRUE(spec->sandbox.binds[0].read_only);
-  ASSERT_EQ(spec->sandbox.file_copies.size(), 1u);
-  EXPECT_EQ(spec->sandbox.file_copies[0].guest, "/etc/hosts");
+  ASSERT_EQ(spec->sandbox.file_binds.size(), 2u);
+  EXPECT_EQ(spec->sandbox.file_binds[0].guest, "/etc/hosts");
+  EXPECT_FALSE(spec->sandbox.file_binds[0].read_only);
+  EXPECT_EQ(spec->sandbox.file_binds[1].guest, "/etc/hostname");
+  EXPECT_TRUE(spec->sandbox.file_binds[1].read_only);
   EXPECT_EQ(spec->sandbox.tmpfs_mounts, (std::vector<std::string>{"/tmp"}));
   bool mqueue_logged = false;
   for (const auto& line : spec->ignored) mqueue_logged |= line.find("/dev/mqueue") != line.npos;
