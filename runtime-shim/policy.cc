@@ -427,7 +427,11 @@ absl::Status ApplyPolicy(const Policy& p, SandboxOptions& opts) {
     auto b = ParseBind(dir + ":" + dir + ":rw");
     if (!b.ok()) return b.status();
     b->guest = b->host;
-    opts.binds.push_back(*b);
+    if (b->file) {
+      opts.file_binds.push_back({b->host, b->guest, false});  // one writable file
+    } else {
+      opts.binds.push_back(*b);
+    }
   }
   std::vector<std::string> homes = Homes(opts.default_home);
   std::vector<std::string> writable_roots;

@@ -341,11 +341,12 @@ absl::StatusOr<SandboxOptions::Bind> ParseBind(const std::string& spec) {
   }
   std::string real = Realpath(b.host);
   struct stat st;
-  if (real.empty() || stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (real.empty() || stat(real.c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
     return absl::InvalidArgumentError("--bind " + spec + ": " + b.host +
-                                      " is not a host directory");
+                                      " is not a host directory or regular file");
   }
   b.host = real;
+  b.file = S_ISREG(st.st_mode);
   return b;
 }
 

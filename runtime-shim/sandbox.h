@@ -59,6 +59,8 @@ struct SandboxOptions {
     // --workspace DIR:review: the guest writes into an in-memory layer over DIR (which the
     // gofer serves read-only); at exit the changes go to `review` below.
     bool review = false;
+    // `host` is a regular file (ParseBind): it goes to file_binds, not to the gofer.
+    bool file = false;
   };
   std::vector<Bind> binds;  // --bind HOST:GUEST[:ro], and --workspace DIR (read-write)
   // The reviewable workspace's output (runtime-shim/review.h): the review file's fd, and the

@@ -49,7 +49,7 @@ void Usage(FILE* out) {
       "directories: /tmp and /var/tmp (the host's files under an in-memory layer), /run and\n"
       "/dev/shm (empty in-memory tmpfs).\n"
       "--fs=scratch: the guest may write anywhere, into an in-memory layer dropped at exit.\n"
-      "--bind mounts a host directory (read-write unless :ro); --workspace DIR binds DIR\n"
+      "--bind mounts a host directory or file (read-write unless :ro); --workspace DIR binds DIR\n"
       "read-write at the same path and starts there. Files the guest creates there belong to\n"
       "the caller and never carry set-user-ID or set-group-ID bits.\n"
       "--workspace DIR:review: the guest works on a copy-on-write view of DIR; nothing reaches\n"
@@ -191,13 +191,18 @@ int main(int argc, char** argv) {
         fprintf(stderr, "sentry-run: %s\n", std::string(b.status().message()).c_str());
         return 2;
       }
-      opts.binds.push_back(*b);
+      if (b->file) {
+        opts.file_binds.push_back({b->host, b->guest, b->read_only});
+      } else {
+        opts.binds.push_back(*b);
+      }
     } else if (const char* v = value("--workspace")) {
       // DIR, or DIR:review (the guest's changes are kept apart for `sentry-run diff/apply`).
       std::string dir = v;
       bool review = dir.size() > 7 && dir.compare(dir.size() - 7, 7, ":review") == 0;
       if (review) dir.resize(dir.size() - 7);
       auto b = sentry::shim::ParseBind(dir + ":" + dir + ":rw");
+      if (b.ok() && b->file) b = absl::InvalidArgumentError("--workspace " + dir + ": not a directory");
       if (!b.ok()) {
         fprintf(stderr, "sentry-run: %s\n", std::string(b.status().message()).c_str());
         return 2;
