@@ -293,6 +293,8 @@ Result<InetAddr> InetSocket::Route(const InetAddr& dst, bool* external) {
   if (!d.IsLoopback()) {
     if (stack_.mode() != NetMode::kHost) return Errno(ENETUNREACH);
     *external = true;
+  } else if (stack_.IsHostLoopback(d)) {
+    *external = true;  // the container manager's service on the container's loopback
   } else if (!stack_.loopback_up()) {
     // A namespace whose lo is down has no route to 127/8, and no address ::1 to send from.
     return Errno(d.IsV4() ? ENETUNREACH : EADDRNOTAVAIL);
@@ -868,7 +870,7 @@ Result<size_t> InetSocket::SendUdp(Caller& c, SendRequest& req) {
   } else {
     absl::MutexLock l(&smu_);
     to = peer_;
-    external = !to.IsLoopback();
+    external = !to.IsLoopback() || stack_.IsHostLoopback(to);
   }
   if (to.port == 0 && !req.to.empty()) return Errno(EINVAL);
   if (req.data.size() > (family_ == AF_INET ? kMaxUdpV4 : kMaxUdpV6)) return Errno(EMSGSIZE);
@@ -1038,7 +1040,13 @@ EventMask InetSocket::Readiness(EventMask mask) {
 
 size_t InetSocket::InQueue() {
   absl::MutexLock l(&smu_);
-  if (!tcp()) return rx_.empty() ? 0 : rx_.front().data.size();
+  if (!tcp()) {
+    // The next datagram's size, as Linux: ours first, else the host socket's (a datagram
+    // from outside waits there until a recv takes it). glibc's resolver sizes its buffer
+    // for the second of its two answers (A and AAAA) by this.
+    if (!rx_.empty()) return rx_.front().data.size();
+    return host_ ? host_->InQueue() : 0;
+  }
   if (host_) return host_->InQueue();
   if (state_ == State::kListening || !conn_) return 0;
   return conn_->InQueue(side_);

@@ -126,6 +126,18 @@ class Stack : public std::enable_shared_from_this<Stack> {
     return it->second;
   }
   EgressPolicy* policy() const { return policy_.get(); }
+  // Loopback addresses and ports (kHost only) that lead to the namespace the Sentry runs in
+  // instead of the sandbox's own lo: what a container manager serves on the container's
+  // loopback (Docker's embedded DNS, 127.0.0.11:53, behind its DNAT rules there). Set before
+  // the first guest runs, read-only after.
+  void SetHostLoopback(std::vector<InetAddr> addrs) { host_loopback_ = std::move(addrs); }
+  bool IsHostLoopback(const InetAddr& a) const {
+    if (mode_ != NetMode::kHost) return false;
+    for (const InetAddr& h : host_loopback_) {
+      if (h.SameIp(a) && h.port == a.port) return true;
+    }
+    return false;
+  }
 
  private:
   explicit Stack(UnixNames* unix_paths) : configurable_(true), unix_names_(unix_paths) {
@@ -138,6 +150,7 @@ class Stack : public std::enable_shared_from_this<Stack> {
   std::unique_ptr<EgressPolicy> policy_;
   PublishMap published_;
   bool publish_all_ = false;
+  std::vector<InetAddr> host_loopback_;
   const bool configurable_ = false;  // a namespace's own stack, not the sandbox's
   std::atomic<bool> lo_up_{true};
   std::atomic<bool> lo_v4_{true};

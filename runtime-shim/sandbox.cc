@@ -122,10 +122,11 @@ absl::Status BindFileIn(vfs::Vfs& v, const vfs::Context& ctx, int fd,
     target = v.Resolve(ctx, ctx.root, guest, true);
     if (!target.ok()) return Err("bind " + guest, target.error());
   }
-  if (target->inode()->IsDir()) return Err("bind of a file over the directory " + guest, Errno(ENOTDIR));
+  if (target->inode()->IsDir()) {
+    return Err("bind of a file over the directory " + guest, Errno(ENOTDIR));
+  }
   const bool ro = bind.read_only || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY;
-  auto r = v.MountAt(*target, vfs::NewHostFileInode(fd, ro), "bind", bind.host,
-                     ro ? MS_RDONLY : 0);
+  auto r = v.MountAt(*target, vfs::NewHostFileInode(fd, ro), "bind", bind.host, ro ? MS_RDONLY : 0);
   if (!r.ok()) return Err("bind " + guest, r.error());
   if (ro) {
     auto at = v.Resolve(ctx, ctx.root, guest, true);
@@ -167,9 +168,9 @@ Result<vfs::InodeRef> LookupBelow(vfs::InodeRef dir, const std::string& path) {
 // `file_fds`: the host files of opts.file_binds, in order (opened while the host's root was
 // still reachable; this runs in the empty root); the file system takes them over.
 absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
-                                                  std::shared_ptr<gofer::Client> client,
-                                                  const std::vector<int>& file_fds,
-                                                  vfs::InodeRef* review_root) {
+                                                   std::shared_ptr<gofer::Client> client,
+                                                   const std::vector<int>& file_fds,
+                                                   vfs::InodeRef* review_root) {
   bool ro = true;
   auto lower = vfs::NewGoferRoot(client, "/", &ro);
   if (!lower.ok()) return Err("gofer attach of the root " + opts.rootfs, lower.error());
@@ -341,7 +342,8 @@ absl::StatusOr<SandboxOptions::Bind> ParseBind(const std::string& spec) {
   }
   std::string real = Realpath(b.host);
   struct stat st;
-  if (real.empty() || stat(real.c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+  if (real.empty() || stat(real.c_str(), &st) != 0 ||
+      !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
     return absl::InvalidArgumentError("--bind " + spec + ": " + b.host +
                                       " is not a host directory or regular file");
   }

@@ -202,7 +202,9 @@ int main(int argc, char** argv) {
       bool review = dir.size() > 7 && dir.compare(dir.size() - 7, 7, ":review") == 0;
       if (review) dir.resize(dir.size() - 7);
       auto b = sentry::shim::ParseBind(dir + ":" + dir + ":rw");
-      if (b.ok() && b->file) b = absl::InvalidArgumentError("--workspace " + dir + ": not a directory");
+      if (b.ok() && b->file) {
+        b = absl::InvalidArgumentError("--workspace " + dir + ": not a directory");
+      }
       if (!b.ok()) {
         fprintf(stderr, "sentry-run: %s\n", std::string(b.status().message()).c_str());
         return 2;
