@@ -52,6 +52,19 @@ Result<void> FileDescription::Stat(struct stat* st) {
 }
 Result<uint64_t> FileDescription::Ioctl(Blocker&, uint64_t, uint64_t) { return Errno(ENOTTY); }
 
+Result<uint64_t> SeekOverHostFd(int host_fd, uint64_t* offset, int64_t off, int whence) {
+  int64_t r;
+  if (whence == SEEK_CUR) {
+    r = static_cast<int64_t>(*offset) + off;
+    if (r < 0) return Errno(EINVAL);
+  } else {
+    r = lseek(host_fd, off, whence);
+    if (r < 0) return Errno(errno);
+  }
+  *offset = static_cast<uint64_t>(r);
+  return *offset;
+}
+
 AsyncState& FileDescription::async() {
   absl::MutexLock l(&mu_);
   if (!async_) async_ = std::make_unique<AsyncState>();

@@ -142,6 +142,11 @@ class FileDescription {
 
 using FileRef = std::shared_ptr<FileDescription>;
 
+// lseek(2) of a file whose offset the Sentry keeps (`*offset`, guarded by the caller) over
+// host regular file `host_fd`: SEEK_CUR moves the offset alone (`host_fd` may then be -1);
+// SEEK_SET, SEEK_END, SEEK_DATA and SEEK_HOLE ask the host file.
+Result<uint64_t> SeekOverHostFd(int host_fd, uint64_t* offset, int64_t off, int whence);
+
 // Opens the character device `rdev` (null, zero, full, random, urandom). ENXIO otherwise.
 Result<FileRef> OpenDevice(dev_t rdev, int flags);
 

@@ -110,16 +110,7 @@ class HostFileDescription final : public FileDescription {
     std::shared_ptr<SharedHostFd> hold;
     if (whence != SEEK_CUR) hold = SENTRY_TRY(fd_->Get());
     absl::MutexLock l(&mu_);
-    int64_t r;
-    if (whence == SEEK_CUR) {
-      r = static_cast<int64_t>(offset_) + off;
-      if (r < 0) return Errno(EINVAL);
-    } else {
-      r = lseek(hold->fd, off, whence);  // SET, END, DATA, HOLE against the host file
-      if (r < 0) return Errno(errno);
-    }
-    offset_ = static_cast<uint64_t>(r);
-    return offset_;
+    return SeekOverHostFd(hold ? hold->fd : -1, &offset_, off, whence);
   }
   Result<void> Stat(struct stat* st) override;
   Result<uint64_t> Ioctl(Blocker&, uint64_t cmd, uint64_t) override {

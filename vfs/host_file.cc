@@ -71,16 +71,7 @@ class HostFile final : public FileDescription {
   }
   Result<uint64_t> Seek(int64_t off, int whence) override {
     absl::MutexLock l(&mu_);
-    int64_t r;
-    if (whence == SEEK_CUR) {
-      r = static_cast<int64_t>(offset_) + off;
-      if (r < 0) return Errno(EINVAL);
-    } else {
-      r = lseek(ino_->fd(), off, whence);  // SET, END, DATA, HOLE against the host file
-      if (r < 0) return Errno(errno);
-    }
-    offset_ = static_cast<uint64_t>(r);
-    return offset_;
+    return SeekOverHostFd(ino_->fd(), &offset_, off, whence);
   }
   Result<void> Allocate(int mode, uint64_t off, uint64_t len) override {
     if (!Writable()) return Errno(EBADF);

@@ -63,7 +63,7 @@ const std::vector<std::string>& KernelHostFiles() {
       "/proc/cpuinfo",                           // procfs_system.cc
       "/proc/vmstat",                            // procfs_system.cc
       "/proc/swaps",                             // procfs_system.cc
-      "/proc/self/net/dev",                      // procfs_system.cc: interface counters
+      "/proc/self/net/dev",                      // netstack/host_interfaces.cc: counters
   };
   return *files;
 }

@@ -7,7 +7,6 @@
 #include <linux/rtnetlink.h>
 #include <net/route.h>
 
-#include <map>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -315,27 +314,17 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
         "Inter-|   Receive                                                |  Transmit\n"
         " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
         "drop fifo colls carrier compressed\n";
-    auto zeros = [&out](const std::string& name) {
+    // Linux's dev_seq_printf_stats format, over the sixteen counters in the file's order.
+    auto line = [&out](const std::string& name, const std::array<uint64_t, 16>& c) {
       out += absl::StrFormat(
-          "%6s:       0       0    0    0    0     0          0         0 "
-          "       0       0    0    0    0     0       0          0\n",
-          name);
+          "%6s:%8u %7u %4u %4u %4u %5u %10u %9u %8u %7u %4u %4u %4u %5u %7u %10u\n", name, c[0],
+          c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13],
+          c[14], c[15]);
     };
-    zeros("lo");
+    line("lo", {});
     if (stack.mode() != netstack::NetMode::kHost) return out;
-    std::map<std::string, std::string> host_lines;
-    for (absl::string_view l : absl::StrSplit(HostText("/proc/self/net/dev"), '\n')) {
-      size_t colon = l.find(':');
-      if (colon == absl::string_view::npos) continue;
-      host_lines[std::string(absl::StripAsciiWhitespace(l.substr(0, colon)))] = std::string(l);
-    }
     for (const auto& h : netstack::HostInterfaces()) {
-      auto it = host_lines.find(h.name);
-      if (it == host_lines.end()) {
-        zeros(h.name);
-      } else {
-        out += it->second + "\n";
-      }
+      line(h.name, netstack::HostInterfaceCounters(h.name).value_or(std::array<uint64_t, 16>{}));
     }
     return out;
   }));
