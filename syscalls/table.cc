@@ -697,14 +697,22 @@ constexpr bool Sorted() {
 }
 static_assert(Sorted(), "the syscall table must be sorted by number");
 
+// Every guest syscall looks its number up here: a direct index (built at compile time) rather
+// than a search of the table.
+constexpr size_t kIndexSize = 512;
+static_assert(kTable[std::size(kTable) - 1].nr < static_cast<int>(kIndexSize));
+constexpr auto kIndex = [] {
+  std::array<int16_t, kIndexSize> index{};
+  index.fill(-1);
+  for (size_t i = 0; i < std::size(kTable); i++) index[kTable[i].nr] = static_cast<int16_t>(i);
+  return index;
+}();
+
 }  // namespace
 
 const SyscallEntry* Lookup(uint64_t nr) {
-  // Numbers 0..334 are dense; the rest (424..) follow with a gap.
-  auto it = std::lower_bound(std::begin(kTable), std::end(kTable), nr,
-                             [](const SyscallEntry& e, uint64_t n) { return static_cast<uint64_t>(e.nr) < n; });
-  if (it == std::end(kTable) || static_cast<uint64_t>(it->nr) != nr) return nullptr;
-  return it;
+  if (nr >= kIndexSize || kIndex[nr] < 0) return nullptr;
+  return &kTable[kIndex[nr]];
 }
 
 std::span<const SyscallEntry> AllSyscalls() { return kTable; }

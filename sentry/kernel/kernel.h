@@ -54,6 +54,9 @@ class ThreadGroup;
 struct PendingSignals {
   std::deque<abi::SigInfo> queue;
   abi::SigSet set = 0;
+  // A copy of `set` that may be read without Kernel::mu_ (Task::SignalsMayNeedWork); written
+  // with `set`, under the lock.
+  std::atomic<abi::SigSet> set_unlocked{0};
 
   // Standard signals coalesce (at most one pending); real-time signals queue.
   void Enqueue(const abi::SigInfo& info);
@@ -239,6 +242,11 @@ class Task final : public Blocker {
   // Wakes the task from a kernel wait or kicks its guest out of user mode so that it looks at
   // its signals. Thread-safe.
   void Interrupt();
+  // Whether HandleSignals may have something to do after a syscall that returned `ret`:
+  // false only when the result is no restart code, no sigsuspend mask waits to be restored,
+  // nothing interrupted the task, its mask is the one last checked and no signal it does not
+  // block is pending (for it or its process). Without Kernel::mu_; the task's thread only.
+  bool SignalsMayNeedWork(int64_t ret) const;
   // Pids as this task's PID namespace sees them (pid_namespace.h): a global pid's number
   // there (0: not visible), and the global pid of one of its numbers (0: none).
   // Preconditions: Kernel::mu_ held.
@@ -331,6 +339,13 @@ class Task final : public Blocker {
   PtraceState ptrace_;  // ptrace.h: as a tracee and as a tracer
   // ptrace_.tracer != nullptr, read without the lock: the syscall path's one check.
   std::atomic<bool> ptraced_{false};
+  // The syscall path's test before it takes Kernel::mu_ for HandleSignals
+  // (SignalsMayNeedWork): set by Interrupt(), which everything that needs this task to look
+  // (a signal for it, a group exit or stop, an exec's kill, a freeze) calls after the change;
+  // cleared by HandleSignals under the lock before it looks. mask_checked_ is the mask
+  // HandleSignals last found nothing deliverable for (owned by the task's thread).
+  std::atomic<bool> signal_work_{true};
+  abi::SigSet mask_checked_ = ~abi::SigSet{0};
   SchedState sched_;                     // sched_*, nice, affinity, ioprio (sched.h)
   SeccompState seccomp_;                 // seccomp.h; inherited over clone, kept by execve
   std::atomic<bool> seccomp_on_{false};  // seccomp_.mode != 0, read without the lock

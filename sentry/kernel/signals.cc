@@ -45,6 +45,7 @@ void PendingSignals::Enqueue(const abi::SigInfo& info) {
   if (info.signo < 32 && (set & bit) && info.pad0 != abi::kSigInfoTimerMark) return;
   queue.push_back(info);
   set |= bit;
+  set_unlocked.store(set, std::memory_order_relaxed);
 }
 
 std::optional<abi::SigInfo> PendingSignals::Dequeue(abi::SigSet blocked) {
@@ -59,15 +60,18 @@ std::optional<abi::SigInfo> PendingSignals::Dequeue(abi::SigSet blocked) {
     bool more = false;
     for (auto& q : queue) more |= q.signo == sig;
     if (!more) set &= ~SigBit(sig);
+    set_unlocked.store(set, std::memory_order_relaxed);
     return info;
   }
   set &= ~SigBit(sig);
+  set_unlocked.store(set, std::memory_order_relaxed);
   return std::nullopt;
 }
 
 void PendingSignals::Discard(abi::SigSet which) {
   std::erase_if(queue, [which](const abi::SigInfo& i) { return which & SigBit(i.signo); });
   set &= ~which;
+  set_unlocked.store(set, std::memory_order_relaxed);
 }
 
 bool Kernel::SignalPending(Task& t) {
@@ -261,6 +265,17 @@ static Result<void> SetupFrame(Task& t, const abi::SigInfo& info, const abi::KSi
   return Ok();
 }
 
+bool Task::SignalsMayNeedWork(int64_t ret) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (IsRestart(ret) || saved_mask_) return true;
+  // mask_ is written under the lock by this thread, or by a tracer while the task is
+  // stopped: a traced task always takes the locked path.
+  if (ptraced_.load(std::memory_order_relaxed)) return true;
+  if (signal_work_.load(std::memory_order_acquire) || mask_ != mask_checked_) return true;
+  abi::SigSet pending = pending_.set_unlocked.load(std::memory_order_relaxed) |
+                        tg_->pending.set_unlocked.load(std::memory_order_relaxed);
+  return (pending & ~mask_) != 0;
+}
+
 void Task::HandleSignals(bool after_syscall, int64_t ret) {
   for (;;) {
     abi::SigInfo info;
@@ -268,6 +283,8 @@ void Task::HandleSignals(bool after_syscall, int64_t ret) {
     abi::SigSet old_mask;
     {
       absl::MutexLock l(&k_.mu());
+      // Whatever interrupts the task from here on sets it again (SignalsMayNeedWork).
+      signal_work_.store(false, std::memory_order_relaxed);
       if (tg_->exiting || exec_kill_) {
         exiting_ = true;
         return;
@@ -297,7 +314,10 @@ void Task::HandleSignals(bool after_syscall, int64_t ret) {
         continue;
       }
       auto next = k_.DequeueSignal(*this, mask_);
-      if (!next) break;
+      if (!next) {
+        mask_checked_ = mask_;
+        break;
+      }
       info = *next;
       if (ptraced_.load(std::memory_order_relaxed) && info.signo != SIGKILL) {
         std::optional<abi::SigInfo> chosen = PtraceSignalStop(*this, info);

@@ -42,6 +42,7 @@ Result<int> Task::WaitHostFd(int fd, short events, absl::Time deadline) {
 }
 
 void Task::Interrupt() {
+  signal_work_.store(true, std::memory_order_release);
   waiter_.Notify();
   if (ctx_) ctx_->Interrupt();
 }
@@ -290,6 +291,7 @@ void Task::HandleSyscall() {
   int64_t ret = ptraced_.load(std::memory_order_relaxed) ? PtraceDispatch(*this)
                                                          : k_.dispatch()(*this);
   if (exiting_) return;
+  if (!SignalsMayNeedWork(ret)) return;
   HandleSignals(!sigreturn, ret);
 }
 
