@@ -18,6 +18,13 @@ inline uint64_t NofileLimit(Task& t) {
   return t.tg().rlimits[RLIMIT_NOFILE].cur;
 }
 
+// The caller's RLIMIT_AS and RLIMIT_DATA, which mmap, mremap, brk, mprotect and shmat check.
+inline mm::VmLimits VmLimitsOf(Task& t) {
+  absl::MutexLock l(&t.kernel().mu());
+  const auto& r = t.tg().rlimits;
+  return {r[RLIMIT_AS].cur, r[RLIMIT_DATA].cur, r[RLIMIT_DATA].max};
+}
+
 // Where a *at() walk of `path` starts: the cwd for AT_FDCWD, the directory `dirfd` names
 // otherwise (EBADF, ENOTDIR as Linux). Absolute paths ignore it.
 Result<vfs::Path> StartAt(Task& t, const vfs::Context& ctx, int dirfd, const std::string& path);

@@ -199,8 +199,9 @@ Result<uint64_t> SysIoSetup(Task& t, uint32_t nr_events, GuestAddr ctxp) {
   uint64_t cur = SENTRY_TRY(t.CopyIn<uint64_t>(ctxp));
   if (cur != 0 || nr_events == 0) return Errno(EINVAL);
   auto ctx = SENTRY_TRY(AioContext::Create(nr_events));
-  uint64_t addr = SENTRY_TRY(t.mm().Map(t.ctx(), 0, ctx->ring_size(), PROT_READ | PROT_WRITE,
-                                        MAP_SHARED, "/[aio] (deleted)", ctx->ring_fd(), 0));
+  uint64_t addr =
+      SENTRY_TRY(t.mm().Map(t.ctx(), 0, ctx->ring_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
+                            "/[aio] (deleted)", ctx->ring_fd(), 0, nullptr, VmLimitsOf(t)));
   ctx->set_id(addr);
   if (!t.CopyOut<uint64_t>(ctxp, addr).ok()) {
     ctx->Kill();

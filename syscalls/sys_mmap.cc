@@ -18,15 +18,17 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
   // file here lives on hugetlbfs.
   if (flags & MAP_HUGETLB) return Errno(flags & MAP_ANONYMOUS ? ENOMEM : EINVAL);
   SENTRY_TRY(CheckLockedMapping(t, flags, len));
+  const mm::VmLimits limits = VmLimitsOf(t);
   if (flags & MAP_ANONYMOUS) {
-    return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags);
+    return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags, "", nullptr, 0, limits);
   }
   auto f = SENTRY_TRY(GetFile(t, fd));
   if (!f->Readable()) return Errno(EACCES);
   struct stat st;
   SENTRY_TRY(f->Stat(&st));
   if (S_ISCHR(st.st_mode) && f->Name() == "/dev/zero") {
-    return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags | MAP_ANONYMOUS);
+    return t.mm().MapAnonymous(t.ctx(), addr, len, prot, flags | MAP_ANONYMOUS, "", nullptr, 0,
+                               limits);
   }
   if (!S_ISREG(st.st_mode)) return Errno(ENODEV);
   if ((flags & MAP_SHARED) && (prot & PROT_WRITE) && !f->Writable()) return Errno(EACCES);
@@ -35,15 +37,18 @@ Result<uint64_t> SysMmap(Task& t, uint64_t addr, uint64_t len, int prot, int fla
   // page cache and sees the file as Linux would (shared writes, SIGBUS past EOF).
   if (vfs::FileDescription::HostFdHold host = f->HoldHostFd(); host.fd >= 0) {
     Result<uint64_t> at =
-        t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host.fd, off, &source);
+        t.mm().Map(t.ctx(), addr, len, prot, flags, FilePath(t, f), host.fd, off, &source, limits);
     if (at.ok() || at.error().code() != EOPNOTSUPP) return at;
   }
   // Partial: otherwise (files with no host fd: /proc, synthetic files) the contents are copied
   // into private memory, and shared writable mappings are refused.
   if ((flags & MAP_SHARED) && (prot & PROT_WRITE)) return Errno(EACCES);
   int mflags = (flags & ~MAP_SHARED) | MAP_PRIVATE | MAP_ANONYMOUS;
+  // Writable only while it is filled: data to RLIMIT_DATA if the guest asked for PROT_WRITE.
+  mm::VmLimits copy_limits = limits;
+  if (!(prot & PROT_WRITE) || (flags & MAP_SHARED)) copy_limits.data = RLIM_INFINITY;
   uint64_t at = SENTRY_TRY(t.mm().MapAnonymous(t.ctx(), addr, len, prot | PROT_WRITE, mflags,
-                                               FilePath(t, f), &source, off));
+                                               FilePath(t, f), &source, off, copy_limits));
   std::vector<uint8_t> buf(1 << 20);
   for (uint64_t done = 0; done < len;) {
     size_t want = std::min<uint64_t>(buf.size(), len - done);
@@ -62,7 +67,7 @@ Result<uint64_t> SysMunmap(Task& t, uint64_t addr, uint64_t len) {
 }
 
 Result<uint64_t> SysMprotect(Task& t, uint64_t addr, uint64_t len, int prot) {
-  SENTRY_TRY(t.mm().Protect(t.ctx(), addr, len, prot));
+  SENTRY_TRY(t.mm().Protect(t.ctx(), addr, len, prot, VmLimitsOf(t)));
   return 0;
 }
 
@@ -72,7 +77,7 @@ Result<uint64_t> SysMremap(Task& t, uint64_t old_addr, uint64_t old_len, uint64_
     bool locked = t.mm().LockedPages(old_addr, kPageSize) > 0;
     SENTRY_TRY(CheckLockedGrowth(t, locked, new_len - old_len));
   }
-  return t.mm().Remap(t.ctx(), old_addr, old_len, new_len, flags, new_addr);
+  return t.mm().Remap(t.ctx(), old_addr, old_len, new_len, flags, new_addr, VmLimitsOf(t));
 }
 
 Result<uint64_t> SysMadvise(Task& t, uint64_t addr, uint64_t len, int advice) {
@@ -88,7 +93,7 @@ Result<uint64_t> SysBrk(Task& t, uint64_t addr) {
       return cur;
     }
   }
-  return t.mm().Brk(t.ctx(), addr);
+  return t.mm().Brk(t.ctx(), addr, VmLimitsOf(t));
 }
 
 Result<uint64_t> SysMsync(Task& t, uint64_t addr, uint64_t len, int flags) {

@@ -97,6 +97,11 @@ Result<uint64_t> IpcNamespace::ShmAt(Task& t, int id, uint64_t addr, int flags) 
   int prot = PROT_READ | (rdonly ? 0 : PROT_WRITE) | (flags & SHM_EXEC ? PROT_EXEC : 0);
   int access = 0444 | (rdonly ? 0 : 0222) | (flags & SHM_EXEC ? 0111 : 0);
   IpcCaller c = CallerOf(t);
+  mm::VmLimits vm_limits;  // do_shmat maps as mmap does: RLIMIT_AS applies
+  {
+    absl::MutexLock l(&t.kernel().mu());
+    vm_limits.as = t.tg().rlimits[RLIMIT_AS].cur;
+  }
   std::shared_ptr<ShmSegment> seg;
   {
     absl::MutexLock l(&mu_);
@@ -110,7 +115,7 @@ Result<uint64_t> IpcNamespace::ShmAt(Task& t, int id, uint64_t addr, int flags) 
     char name[48];
     snprintf(name, sizeof(name), "/SYSV%08x (deleted)", static_cast<uint32_t>(seg->perm.key));
     mm::MapSource source{seg->dev, seg->ino, !rdonly, seg};
-    at = t.mm().Map(t.ctx(), addr, seg->size, prot, mflags, name, host_fd, 0, &source);
+    at = t.mm().Map(t.ctx(), addr, seg->size, prot, mflags, name, host_fd, 0, &source, vm_limits);
   }
   absl::MutexLock l(&mu_);
   ShmUnpin(*seg);

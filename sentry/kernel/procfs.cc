@@ -226,8 +226,8 @@ std::string ProcFs::Status(Proc& p) {
         "RssAnon:\t%s\nRssFile:\t%s\nRssShmem:\t%s\nVmData:\t%s\nVmStk:\t%s\nVmExe:\t%s\n"
         "VmLib:\t%s\nVmPTE:\t%s\nVmSwap:\t%s\nHugetlbPages:\t%s\n",
         kb(u.size), kb(u.size), kb(u.locked), kb(0), kb(u.resident), kb(u.resident),
-        kb(u.resident - std::min(u.shared, u.resident)), kb(u.shared), kb(0), kb(u.data), kb(33),
-        kb(u.text), kb(0), kb(0), kb(0), kb(0));
+        kb(u.resident - std::min(u.shared, u.resident)), kb(u.shared), kb(0), kb(u.data),
+        kb(u.stack), kb(u.text), kb(0), kb(0), kb(0), kb(0));
   }
   out += absl::StrFormat(
       "CoreDumping:\t0\nTHP_enabled:\t1\nuntag_mask:\t0xffffffffffffffff\nThreads:\t%d\n"
@@ -462,9 +462,9 @@ InodeRef ProcFs::ProcessDir(int tgid, int tid, bool with_tasks) {
   dir->Add("statm", gen([](Proc& p) {
              mm::MemoryManager::Usage u;
              if (p.tg->mm) u = p.tg->mm->MemoryUsage();
-             // size resident shared text lib(0 since 2.6) data dt(0)
-             return absl::StrFormat("%d %d %d %d 0 %d 0\n", u.size, u.resident, u.shared,
-                                    u.text, u.data);
+             // size resident shared text lib(0 since 2.6) data(+stack) dt(0)
+             return absl::StrFormat("%d %d %d %d 0 %d 0\n", u.size, u.resident, u.shared, u.text,
+                                    u.data + u.stack);
            }));
   dir->Add("cmdline", gen([](Proc& p) {
              std::string out;

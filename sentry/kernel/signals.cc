@@ -25,6 +25,14 @@ constexpr abi::SigSet kCoreSignals = SigBit(SIGQUIT) | SigBit(SIGILL) | SigBit(S
 constexpr abi::SigSet kSynchronous = SigBit(SIGSEGV) | SigBit(SIGBUS) | SigBit(SIGILL) |
                                      SigBit(SIGTRAP) | SigBit(SIGFPE) | SigBit(SIGSYS);
 
+// Whether a fatal `sig` shows as a core dump (WCOREDUMP, CLD_DUMPED), as Linux's do_coredump
+// with a file core_pattern decides: a core signal, a dumpable process and RLIMIT_CORE of at
+// least ELF's min_coredump (a page). Partial: the Sentry writes no core file.
+// Preconditions: Kernel::mu_ held.
+bool DumpsCore(const ThreadGroup& tg, int sig) {
+  return (kCoreSignals & SigBit(sig)) && tg.dumpable && tg.rlimits[RLIMIT_CORE].cur >= 4096;
+}
+
 bool IsRestart(int64_t r) {
   return r == -kERESTARTSYS || r == -kERESTARTNOINTR || r == -kERESTARTNOHAND ||
          r == -kERESTART_RESTARTBLOCK;
@@ -338,7 +346,7 @@ void Task::HandleSignals(bool after_syscall, int64_t ret) {
           k_.NotifyParent(*tg_, abi::kCLD_STOPPED, sig);
           continue;
         }
-        k_.GroupExit(*tg_, SignalStatus(sig, kCoreSignals & SigBit(sig)));
+        k_.GroupExit(*tg_, SignalStatus(sig, DumpsCore(*tg_, sig)));
         exiting_ = true;
         return;
       }

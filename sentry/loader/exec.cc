@@ -6,6 +6,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "sentry/base/logging.h"
@@ -14,8 +15,17 @@
 namespace sentry::loader {
 namespace {
 
-constexpr uint64_t kStackSize = 8 << 20;
 constexpr uint64_t kStackTop = platform::Layout::kGuestTop;
+// The stack is reserved whole at execve, as large as RLIMIT_STACK lets Linux's grow (the
+// Sentry does not see the guest's faults, so it cannot grow a stack on demand): a recursion
+// deeper than the limit faults as it would on Linux. An infinite or larger limit gets
+// kMaxStack (Linux's would grow until it met another mapping).
+constexpr uint64_t kMaxStack = uint64_t{1} << 30;
+// Linux's bprm_stack_limits: the strings and pointers execve may pass, a quarter of the stack
+// limit but at least ARG_MAX (32 pages) and at most three quarters of _STK_LIM (8 MiB).
+constexpr uint64_t kArgMax = 32 * kPageSize;
+constexpr uint64_t kStackLimitDefault = uint64_t{8} << 20;  // _STK_LIM
+constexpr uint64_t kArgLimitMax = kStackLimitDefault / 4 * 3;
 constexpr int kMaxInterpDepth = 4;
 
 // Opens the resolved `p` for execution: a regular file the caller may execute, on an exec
@@ -113,14 +123,11 @@ Result<bool> Shebang(kernel::Task& t, const vfs::FileRef& f, std::string& path,
 }
 
 // Lays out argc, argv, envp and auxv at the top of the new stack. Returns the initial rsp.
+// `stack_limit` is the new program's RLIMIT_STACK soft limit.
 Result<uint64_t> BuildStack(platform::Context& ctx, mm::MemoryManager& mm,
                             const kernel::Credentials& c, bool secure, const LoadedElf& elf,
                             const std::string& execfn, const std::vector<std::string>& argv,
-                            const std::vector<std::string>& envp) {
-  uint64_t base = SENTRY_TRY(mm.MapAnonymous(ctx, kStackTop - kStackSize, kStackSize,
-                                             PROT_READ | PROT_WRITE,
-                                             MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, "[stack]"));
-  (void)base;
+                            const std::vector<std::string>& envp, uint64_t stack_limit) {
   // Strings area, built downwards from the top.
   std::vector<uint8_t> strings;
   auto push = [&](const void* p, size_t n) {
@@ -137,7 +144,9 @@ Result<uint64_t> BuildStack(platform::Context& ctx, mm::MemoryManager& mm,
   uint8_t random[16];
   if (getrandom(random, sizeof(random), 0) != sizeof(random)) memset(random, 0x5a, sizeof(random));
   uint64_t random_addr = push(random, sizeof(random));
-  if (strings.size() > kStackSize / 4) return Errno(E2BIG);
+  uint64_t arg_limit = std::max(std::min(stack_limit / 4, kArgLimitMax), kArgMax);
+  uint64_t pointers = (std::max<size_t>(argv.size(), 1) + envp.size()) * 8;
+  if (arg_limit <= pointers || strings.size() > arg_limit - pointers) return Errno(E2BIG);
 
   // clang-format off
   std::vector<uint64_t> auxv = {
@@ -163,6 +172,11 @@ Result<uint64_t> BuildStack(platform::Context& ctx, mm::MemoryManager& mm,
   uint64_t sp = (strings_bottom - words.size() * 8) & ~uint64_t{15};
   std::vector<uint8_t> block(strings_bottom - sp, 0);
   memcpy(block.data(), words.data(), words.size() * 8);
+  // As Linux's setup_arg_pages, the stack holds at least what execve put on it.
+  uint64_t size = std::max(PageRoundDown(std::min(stack_limit, kMaxStack)),
+                           PageRoundUp(kStackTop - sp) + kPageSize);
+  SENTRY_TRY(mm.MapAnonymous(ctx, kStackTop - size, size, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, "[stack]"));
   if (mm.as().WriteMemory(GuestAddr(sp), block) != block.size() ||
       mm.as().WriteMemory(GuestAddr(strings_bottom), strings) != strings.size()) {
     return Errno(EFAULT);
@@ -238,16 +252,23 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
   // raising anything.
   kernel::Credentials creds;
   bool unsafe_trace = false;
+  uint64_t stack_limit;
   {
     absl::MutexLock l(&t.kernel().mu());
     creds = t.tg().creds;
+    stack_limit = t.tg().rlimits[RLIMIT_STACK].cur;
     kernel::Task* tracer = t.ptrace_.tracer;
     unsafe_trace = tracer && !tracer->tg().creds.CapableIn(creds.user_ns.get(), CAP_SYS_PTRACE);
   }
   const kernel::ExecFileIds set_ids =
       creds.no_new_privs ? kernel::ExecFileIds{} : SetIdsOf(file, creds);
   const bool secure = creds.TransformForExec(set_ids, unsafe_trace);
-  uint64_t sp = SENTRY_TRY(BuildStack(*ctx, *mm, creds, secure, elf, execfn, argv, envp));
+  // A set-ID program does not get a caller's larger stack limit (Linux's begin_new_exec
+  // lowers it to _STK_LIM, for the layout and for the process).
+  const bool lower_stack_limit = secure && stack_limit > kStackLimitDefault;
+  if (lower_stack_limit) stack_limit = kStackLimitDefault;
+  uint64_t sp =
+      SENTRY_TRY(BuildStack(*ctx, *mm, creds, secure, elf, execfn, argv, envp, stack_limit));
   SENTRY_TRY(ctx->address_space()->EndBatch());
 
   // Point of no return once the other threads are gone (DeThread fails only when this thread
@@ -282,6 +303,7 @@ Result<void> ExecFile(kernel::Task& t, vfs::FileRef file, std::string filename,
     if (creds.UnsettlesDumpable(tg.creds)) tg.dumpable = false;
     if (secure || creds.UnsettlesDumpable(tg.creds)) t.pdeathsig_ = 0;
     tg.creds = std::move(creds);
+    if (lower_stack_limit) tg.rlimits[RLIMIT_STACK].cur = stack_limit;
     tg.timers.KillPosix();  // itimers survive execve; POSIX timers do not
     {
       // The thread and process keyrings do not survive execve; the session keyring does.

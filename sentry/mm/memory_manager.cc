@@ -23,6 +23,10 @@ bool Accountable(int prot, bool shared, int flags) {
   return !shared && (prot & PROT_WRITE) && !(flags & MAP_NORESERVE);
 }
 
+// Linux's is_data_mapping: private, writable, not a stack. RLIMIT_DATA bounds these.
+bool IsData(int prot, bool shared, bool stack) { return !shared && (prot & PROT_WRITE) && !stack; }
+bool IsData(const Vma& v) { return IsData(v.prot, v.shared, v.stack); }
+
 GuestMemory& Commit() { return GuestMemory::Global(); }
 
 // One shared-object id per file, so that two processes mapping the same file (a POSIX
@@ -107,9 +111,41 @@ void MemoryManager::Carve(uint64_t addr, uint64_t len) {
   }
 }
 
-Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint64_t len,
-                                    int prot, int flags, std::string name, int host_fd,
-                                    uint64_t offset, const MapSource* source) {
+bool MemoryManager::MayExpand(const VmLimits& limits, bool data, uint64_t bytes, uint64_t skip,
+                              uint64_t skip_len) {
+  if (limits.as == RLIM_INFINITY && (!data || limits.data == RLIM_INFINITY)) return true;
+  // Summed here rather than kept as Linux's total_vm and data_vm: only a finite limit pays.
+  uint64_t total = 0, data_bytes = 0;
+  for (const auto& [start, v] : vmas_) {
+    uint64_t size = v.end - start;
+    if (skip_len != 0) {
+      uint64_t lo = std::max(start, skip), hi = std::min(v.end, skip + skip_len);
+      if (lo < hi) size -= hi - lo;
+    }
+    total += size;
+    if (IsData(v)) data_bytes += size;
+  }
+  // Linux compares pages with the limit shifted down to pages.
+  if (total + bytes > PageRoundDown(limits.as)) return false;
+  if (!data || data_bytes + bytes <= PageRoundDown(limits.data)) return true;
+  // Linux's allowance for Valgrind: a soft limit of 0 lets data grow to the hard limit.
+  return limits.data == 0 && data_bytes + bytes <= PageRoundDown(limits.data_max);
+}
+
+uint64_t MemoryManager::MappedBytes(uint64_t addr, uint64_t len) {
+  uint64_t bytes = 0;
+  auto it = vmas_.upper_bound(addr);
+  if (it != vmas_.begin()) --it;
+  for (; it != vmas_.end() && it->first < addr + len; ++it) {
+    uint64_t lo = std::max(it->first, addr), hi = std::min(it->second.end, addr + len);
+    if (lo < hi) bytes += hi - lo;
+  }
+  return bytes;
+}
+
+Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint64_t len, int prot,
+                                    int flags, std::string name, int host_fd, uint64_t offset,
+                                    const MapSource* source, const VmLimits& limits) {
   if (len == 0 || Overflows(addr, PageRoundUp(len))) return Errno(EINVAL);
   len = PageRoundUp(len);
   bool fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
@@ -123,6 +159,12 @@ Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint6
   } else if (addr == 0 || !PageAligned(addr) || addr + len > platform::Layout::kGuestTop ||
              !RangeFree(addr, len)) {
     addr = SENTRY_TRY(FindFree(len));
+  }
+  // As Linux's mmap_region, what a MAP_FIXED replaces is taken off the growth, for both limits.
+  bool stack = (flags & MAP_GROWSDOWN) || name == "[stack]";
+  uint64_t replaced = fixed ? MappedBytes(addr, len) : 0;
+  if (!MayExpand(limits, IsData(prot, flags & MAP_SHARED, stack), len - replaced)) {
+    return Errno(ENOMEM);
   }
   int host_flags = (flags & (MAP_SHARED | MAP_PRIVATE | MAP_NORESERVE | MAP_GROWSDOWN)) |
                    (host_fd < 0 ? MAP_ANONYMOUS : 0) | MAP_FIXED;
@@ -139,6 +181,7 @@ Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint6
   Carve(addr, len);
   Vma v{addr + len, prot & kProtMask, (flags & MAP_SHARED) != 0, (flags & MAP_GROWSDOWN) != 0,
         std::move(name)};
+  v.stack = stack;
   v.lock = future_lock_ | ((flags & MAP_LOCKED) ? kLocked : 0);
   v.accounted = accounted;
   v.noreserve = flags & MAP_NORESERVE;
@@ -192,8 +235,8 @@ Result<void> MemoryManager::DetachShared(platform::Context& via, uint64_t addr) 
   return Ok();
 }
 
-Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint64_t len,
-                                    int prot) {
+Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint64_t len, int prot,
+                                    const VmLimits& limits) {
   if (!PageAligned(addr)) return Errno(EINVAL);
   if (prot & ~(kProtMask | PROT_GROWSDOWN | PROT_GROWSUP)) return Errno(EINVAL);
   len = PageRoundUp(len);
@@ -205,6 +248,7 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
   uint64_t cur = addr;
   bool write_denied = false;
   uint64_t charge = 0;  // pages that become writable private memory (mprotect_fixup)
+  uint64_t new_data = 0;  // bytes that become data (RLIMIT_DATA)
   auto it = vmas_.upper_bound(addr);
   if (it != vmas_.begin()) --it;
   for (; it != vmas_.end() && cur < addr + len; ++it) {
@@ -217,9 +261,15 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
     if (!o.accounted && Accountable(prot, o.shared, o.noreserve ? MAP_NORESERVE : 0)) {
       charge += piece;
     }
+    if (!IsData(o) && IsData(prot, o.shared, o.stack)) new_data += piece;
   }
   if (cur < addr + len) return Errno(ENOMEM);
   if (write_denied) return Errno(EACCES);
+  // Only the data limit: mprotect_fixup's RLIMIT_AS checks of the old and new flags cancel.
+  if (new_data != 0 &&
+      !MayExpand({.data = limits.data, .data_max = limits.data_max}, true, new_data)) {
+    return Errno(ENOMEM);
+  }
   if (charge != 0 && !Commit().TryCommit(charge / kPageSize)) return Errno(ENOMEM);
   if (auto r = as_->Protect(via, GuestAddr(addr), len, prot & kProtMask); !r.ok()) {
     Commit().Uncommit(charge / kPageSize);
@@ -258,9 +308,9 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
   return Ok();
 }
 
-Result<uint64_t> MemoryManager::Remap(platform::Context& via, uint64_t old_addr,
-                                      uint64_t old_len, uint64_t new_len, int flags,
-                                      uint64_t new_addr) {
+Result<uint64_t> MemoryManager::Remap(platform::Context& via, uint64_t old_addr, uint64_t old_len,
+                                      uint64_t new_len, int flags, uint64_t new_addr,
+                                      const VmLimits& limits) {
   if (!PageAligned(old_addr) || new_len == 0) return Errno(EINVAL);
   if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)) return Errno(EINVAL);
   if ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE)) return Errno(EINVAL);
@@ -282,6 +332,11 @@ Result<uint64_t> MemoryManager::Remap(platform::Context& via, uint64_t old_addr,
   } else if (new_len > old_len && !RangeFree(old_addr + old_len, new_len - old_len)) {
     if (!(flags & MREMAP_MAYMOVE)) return Errno(ENOMEM);
     target = SENTRY_TRY(FindFree(new_len));
+  }
+  // Linux unmaps an MREMAP_FIXED target before it checks the growth (vma_to_resize).
+  if (new_len > old_len &&
+      !MayExpand(limits, IsData(v), new_len - old_len, target, target != old_addr ? new_len : 0)) {
+    return Errno(ENOMEM);
   }
   int host_flags = flags;
   if (target != old_addr) host_flags = MREMAP_MAYMOVE | MREMAP_FIXED;
@@ -329,12 +384,15 @@ void MemoryManager::SetBrkStart(uint64_t start) {
   brk_start_ = brk_ = PageRoundUp(start);
 }
 
-Result<uint64_t> MemoryManager::Brk(platform::Context& via, uint64_t addr) {
+Result<uint64_t> MemoryManager::Brk(platform::Context& via, uint64_t addr, const VmLimits& limits) {
   absl::MutexLock l(&mu_);
   if (addr < brk_start_ || addr > brk_start_ + kMaxBrk) return brk_;
+  // check_data_rlimit, less the ELF data segment's file size that Linux adds to the heap's.
+  if (limits.data != RLIM_INFINITY && addr - brk_start_ > limits.data) return brk_;
   uint64_t old_end = PageRoundUp(brk_), new_end = PageRoundUp(addr);
   if (new_end > old_end) {
     if (!RangeFree(old_end, new_end - old_end)) return brk_;
+    if (!MayExpand(limits, true, new_end - old_end)) return brk_;
     uint64_t pages = (new_end - old_end) / kPageSize;
     if (!Commit().TryCommit(pages)) return brk_;  // Linux's brk fails the same way
     auto r = as_->Map(via, GuestAddr(old_end), new_end - old_end, PROT_READ | PROT_WRITE,
@@ -450,11 +508,12 @@ MemoryManager::Usage MemoryManager::MemoryUsage() {
     uint64_t pages = (v.end - start) / 4096;
     bool file = !v.name.empty() && v.name[0] == '/';
     u.size += pages;
+    if (v.stack) u.stack += pages;
     if (v.prot == PROT_NONE) continue;
     u.resident += pages;
     if (v.shared || file) u.shared += pages;
     if (file && (v.prot & PROT_EXEC)) u.text += pages;
-    if (!v.shared && (v.prot & PROT_WRITE)) u.data += pages;
+    if (IsData(v)) u.data += pages;
     if (v.lock & kLocked) u.locked_resident += pages;
   }
   u.locked = LockedPagesLocked(0, ~uint64_t{0});

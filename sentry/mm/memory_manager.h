@@ -5,6 +5,8 @@
 // which only block on the calling thread's own stub.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -80,6 +82,7 @@ struct Vma {
   bool shared;
   bool growsdown;
   std::string name;        // "[stack]", "[heap]", a file path, or empty
+  bool stack = false;      // the main stack or MAP_GROWSDOWN (Linux's VM_STACK): never data
   uint64_t shared_id = 0;  // identity of a MAP_SHARED object (futex keys): per file, or per
                            // anonymous mapping and kept across forks
   uint64_t shared_off = 0;  // offset of the VMA's start in its file or shared object
@@ -102,6 +105,15 @@ struct Vma {
 inline constexpr uint8_t kLocked = 1;
 inline constexpr uint8_t kLockOnFault = 2;
 
+// The calling task's RLIMIT_AS and RLIMIT_DATA (bytes) that a new or grown mapping must fit
+// in, as Linux's may_expand_vm: the limits are the caller's, not those of whoever else shares
+// the mm (CLONE_VM, vfork). The default limits nothing: the loader's own mappings.
+struct VmLimits {
+  uint64_t as = RLIM_INFINITY;
+  uint64_t data = RLIM_INFINITY;
+  uint64_t data_max = RLIM_INFINITY;  // RLIMIT_DATA's hard limit: a soft 0 allows up to it
+};
+
 class MemoryManager {
  public:
   explicit MemoryManager(std::shared_ptr<platform::AddressSpace> as) : as_(std::move(as)) {}
@@ -114,25 +126,32 @@ class MemoryManager {
   // address. `flags` are the guest's MAP_* flags.
   // `source`, for a file whose contents the caller copies in, names the file in maps.
   Result<uint64_t> MapAnonymous(platform::Context& via, uint64_t addr, uint64_t len, int prot,
-                                int flags, std::string name = "",
-                                const MapSource* source = nullptr, uint64_t offset = 0) {
-    return Map(via, addr, len, prot, flags, std::move(name), -1, offset, source);
+                                int flags, std::string name = "", const MapSource* source = nullptr,
+                                uint64_t offset = 0, const VmLimits& limits = {}) {
+    return Map(via, addr, len, prot, flags, std::move(name), -1, offset, source, limits);
   }
   // mmap(2) of `host_fd` at `offset` (a gofer-donated fd) when host_fd >= 0, else anonymous.
   // EOPNOTSUPP when the platform cannot map a host fd right now: the caller then copies.
+  // ENOMEM past `limits` (the pages a MAP_FIXED replaces are not counted twice).
   Result<uint64_t> Map(platform::Context& via, uint64_t addr, uint64_t len, int prot, int flags,
                        std::string name, int host_fd, uint64_t offset,
-                       const MapSource* source = nullptr);
+                       const MapSource* source = nullptr, const VmLimits& limits = {});
   Result<void> Unmap(platform::Context& via, uint64_t addr, uint64_t len);
   // shmdt(2): unmaps the attachment at `addr` (the first VMA at or above it that maps an
   // object with a DetachSize at the offset `addr` would give it) and the rest of that
   // attachment's VMAs within the object's size. EINVAL if there is none.
   Result<void> DetachShared(platform::Context& via, uint64_t addr);
-  Result<void> Protect(platform::Context& via, uint64_t addr, uint64_t len, int prot);
+  // mprotect(2); ENOMEM if pages that become data (private, writable) pass limits.data.
+  Result<void> Protect(platform::Context& via, uint64_t addr, uint64_t len, int prot,
+                       const VmLimits& limits = {});
+  // mremap(2); growth must fit in `limits` (after MREMAP_FIXED has freed its target).
   Result<uint64_t> Remap(platform::Context& via, uint64_t old_addr, uint64_t old_len,
-                         uint64_t new_len, int flags, uint64_t new_addr);
+                         uint64_t new_len, int flags, uint64_t new_addr,
+                         const VmLimits& limits = {});
   Result<void> Advise(platform::Context& via, uint64_t addr, uint64_t len, int advice);
-  Result<uint64_t> Brk(platform::Context& via, uint64_t addr);
+  // brk(2): the break stays put past `limits`, and when the heap would pass limits.data on
+  // its own (Linux's check_data_rlimit).
+  Result<uint64_t> Brk(platform::Context& via, uint64_t addr, const VmLimits& limits = {});
   void SetBrkStart(uint64_t start);
   // mincore / msync range check: ENOMEM if any page in [addr, addr+len) is unmapped.
   Result<void> CheckMapped(uint64_t addr, uint64_t len);
@@ -194,7 +213,8 @@ class MemoryManager {
     uint64_t resident = 0;  // accessible mappings
     uint64_t shared = 0;    // resident pages of shared or file mappings
     uint64_t text = 0;      // executable file mappings
-    uint64_t data = 0;      // private writable mappings, the stack included
+    uint64_t data = 0;      // private writable mappings but stacks (VmData, Linux's data_vm)
+    uint64_t stack = 0;     // stack mappings (VmStk)
     uint64_t locked = 0;    // mlocked mappings (VmLck)
     uint64_t locked_resident = 0;  // accessible mlocked mappings (smaps' Locked)
   };
@@ -210,6 +230,12 @@ class MemoryManager {
   // Splits the VMA containing `at` in two there (nothing if `at` starts a VMA or is unmapped).
   void SplitAt(uint64_t at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t LockedPagesLocked(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Linux's may_expand_vm: whether `bytes` more of a mapping (`data` if it counts as data) fit
+  // in `limits`, the VMAs in [skip, skip+skip_len) left out of the present sizes.
+  bool MayExpand(const VmLimits& limits, bool data, uint64_t bytes, uint64_t skip = 0,
+                 uint64_t skip_len = 0) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Bytes of [addr, addr+len) that VMAs map.
+  uint64_t MappedBytes(uint64_t addr, uint64_t len) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Pages of the charged VMAs (Vma::accounted).
   uint64_t AccountedPagesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
