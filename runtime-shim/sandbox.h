@@ -49,6 +49,11 @@ struct SandboxOptions {
   // each an empty tmpfs. False: the guest writes anywhere, into the in-memory layer dropped
   // at exit (an OCI container's writable root; sentry-run --fs=scratch).
   bool read_only_root = false;
+  // Without read_only_root: the guest's writes to the root go to `rootfs` itself, through
+  // the gofer, instead of an in-memory layer (an OCI container's writable root, as under
+  // runc: `docker cp`, `diff`, `commit` and `export` see them), and what it creates there
+  // gets the guest's ids (no fixed owner, which sentry-run's binds keep).
+  bool root_writes_host = false;
   // With read_only_root: /tmp, /var/tmp and /run are writable as said above (sentry-run).
   // False: nothing is, but the binds and tmpfs_mounts that say so (OCI root.readonly).
   bool scratch_dirs = true;

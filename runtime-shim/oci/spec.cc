@@ -202,15 +202,36 @@ absl::Status ReadNetworkNamespace(const Reader& r, BundleSpec& spec) {
   return absl::OkStatus();
 }
 
+// The host path behind guest path `guest`: the bind mount with the longest destination that
+// holds it (a file bind only for the path itself), else the root's.
+std::string HostPathOf(const BundleSpec& spec, const std::string& guest) {
+  const std::string root = spec.rootfs == "/" ? "" : spec.rootfs;
+  std::string best_host = root + guest;
+  size_t best_len = 0;
+  auto consider = [&](const std::string& host, const std::string& dest, bool file) {
+    bool holds = guest == dest || (!file && guest.size() > dest.size() &&
+                                   guest.compare(0, dest.size(), dest) == 0 &&
+                                   (dest == "/" || guest[dest.size()] == '/'));
+    if (!holds || dest.size() < best_len) return;
+    best_len = dest.size();
+    best_host = dest == "/" ? host + guest : host + guest.substr(dest.size());
+  };
+  for (const auto& b : spec.sandbox.binds) consider(b.host, b.guest, false);
+  for (const auto& b : spec.sandbox.file_binds) consider(b.host, b.guest, true);
+  return best_host;
+}
+
 // Where argv[0] is in the guest: runc's `exec` looks it up on the PATH of process.env. The
-// check is made on the host's view of the root, for an early, clear error from `create`.
-absl::StatusOr<std::string> FindProgram(const std::string& rootfs, const std::string& cwd,
+// check is made on the host's view of the root and the bind mounts (Docker's --init binds
+// /sbin/docker-init into an image that may have no /sbin), for an early, clear error from
+// `create`.
+absl::StatusOr<std::string> FindProgram(const BundleSpec& spec, const std::string& cwd,
                                         const std::string& prog,
                                         const std::vector<std::string>& env) {
   struct stat st;
   if (prog.find('/') != std::string::npos) {
     std::string guest = prog[0] == '/' ? prog : Absolute(cwd, prog);
-    if (lstat((rootfs + guest).c_str(), &st) != 0) {
+    if (lstat(HostPathOf(spec, guest).c_str(), &st) != 0) {
       return absl::NotFoundError("exec: \"" + prog + "\": stat " + prog +
                                  ": no such file or directory");
     }
@@ -218,7 +239,7 @@ absl::StatusOr<std::string> FindProgram(const std::string& rootfs, const std::st
   }
   for (const std::string& dir : SearchPath(env)) {
     std::string guest = dir + "/" + prog;
-    if (lstat((rootfs + guest).c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) return guest;
+    if (lstat(HostPathOf(spec, guest).c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) return guest;
   }
   return absl::NotFoundError("exec: \"" + prog + "\": executable file not found in $PATH");
 }
@@ -360,6 +381,7 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
   // /dev) keep their own modes, and no scratch directory is made writable behind the
   // caller's back.
   o.read_only_root = readonly;
+  o.root_writes_host = !readonly;
   o.scratch_dirs = false;
   o.argv = args;
   o.env = env;
@@ -378,9 +400,6 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
     }
     *out = v->get<int>();
   }
-  auto program = FindProgram(spec.rootfs == "/" ? "" : spec.rootfs, cwd, args[0], env);
-  if (!program.ok()) return program.status();
-  o.program = *program;
 
   const json* ann = r.Find("annotations");
   if (ann != nullptr && !ann->is_null()) {
@@ -391,6 +410,9 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
     }
   }
   SENTRY_RETURN_IF_ERROR(ReadMounts(r, bundle, spec));
+  auto program = FindProgram(spec, cwd, args[0], env);
+  if (!program.ok()) return program.status();
+  o.program = *program;
   SENTRY_RETURN_IF_ERROR(ReadHooks(r, spec));
   SENTRY_RETURN_IF_ERROR(ReadNetworkNamespace(r, spec));
   if (const json* sc = r.Find("linux.seccomp"); sc != nullptr && !sc->is_null()) {

@@ -318,6 +318,37 @@ done
 [[ -z $left ]] && pass "docker rm -f: no process left" ||
   fail "left: $(for p in $left; do echo "$p $(cat /proc/$p/stat 2>/dev/null | cut -d" " -f2-4)"; done)"
 
+# The container's writable root is Docker's own directory, as under runc: what the guest
+# writes there (as root, and as uid 1000 with its ids), docker cp, diff, commit and export
+# see, and a file docker cp puts in reaches the guest. Compared with runc in the same daemon.
+root_view() {
+  local rt=$1 name=rootview-$1 out
+  docker run -d --name $name --network none --runtime="$rt" $IMG sleep 60 >/dev/null
+  docker exec $name sh -c 'echo made-inside >/tmp/inside; mkdir /made; rm /bin/true' &&
+    docker exec $name sh -c 'mkdir /u && chown 1000:1000 /u' &&
+    docker exec -u 1000:1000 $name sh -c 'echo by-1000 >/u/by1000'
+  echo from-host >"$work/cp-in"
+  docker cp "$work/cp-in" $name:/tmp/cp-in && out+="cp-in:$(docker exec $name cat /tmp/cp-in) "
+  docker cp $name:/tmp/inside "$work/cp-out-$rt" && out+="cp-out:$(cat "$work/cp-out-$rt") "
+  out+="diff:$(docker diff $name | sort | tr '\n' ',') "
+  out+="export:$(docker export $name | tar -tv 2>/dev/null | awk '/u\/by1000$/ {print $2}') "
+  docker commit $name rootview-img-$rt >/dev/null &&
+    out+="commit:$(docker run --rm --network none --runtime="$rt" rootview-img-$rt \
+                    sh -c 'cat /tmp/inside; ls -d /made; ls /bin/true 2>&1 | grep -c "No such"')"
+  docker rm -f $name >/dev/null
+  docker rmi rootview-img-$rt >/dev/null 2>&1
+  echo "$out"
+}
+want=$(root_view runc)
+got=$(root_view sentry)
+[[ -n $want && $got == "$want" && $got == *"cp-out:made-inside"* && $got == *"1000/1000"* ]] &&
+  pass "the container's root on the host: docker cp both ways, diff, export (owner 1000), commit" ||
+  fail "root on the host: sentry '$got', runc '$want'"
+want=$(docker run --rm --init --network none --runtime=runc $IMG sh -c 'ps -o comm | sed -n 2p')
+got=$(docker run --rm --init --network none --runtime=sentry $IMG sh -c 'ps -o comm | sed -n 2p' 2>&1)
+[[ $got == docker-init && $got == "$want" ]] && pass "docker run --init: docker-init is PID 1" ||
+  fail "--init: sentry '$got', runc '$want'"
+
 id=$(docker run -d --network none --runtime=sentry $IMG sleep 60)
 docker rm -f "$id" >/dev/null && ! pgrep -f "$id" >/dev/null && pass "rm -f of a running container" ||
   fail "rm -f running: $(pgrep -af "$id")"
