@@ -209,9 +209,9 @@ std::string HostPathOf(const BundleSpec& spec, const std::string& guest) {
   std::string best_host = root + guest;
   size_t best_len = 0;
   auto consider = [&](const std::string& host, const std::string& dest, bool file) {
-    bool holds = guest == dest || (!file && guest.size() > dest.size() &&
-                                   guest.compare(0, dest.size(), dest) == 0 &&
-                                   (dest == "/" || guest[dest.size()] == '/'));
+    bool holds = guest == dest ||
+                 (!file && guest.size() > dest.size() && guest.compare(0, dest.size(), dest) == 0 &&
+                  (dest == "/" || guest[dest.size()] == '/'));
     if (!holds || dest.size() < best_len) return;
     best_len = dest.size();
     best_host = dest == "/" ? host + guest : host + guest.substr(dest.size());
