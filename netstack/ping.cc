@@ -11,19 +11,18 @@
 namespace sentry::netstack {
 
 namespace {
-constexpr uint8_t kEchoRequestV4 = 8, kEchoReplyV4 = 0;
-constexpr uint8_t kEchoRequestV6 = 128, kEchoReplyV6 = 129;
 constexpr size_t kHeader = 8;           // type, code, checksum, id, sequence
 constexpr size_t kMaxMessage = 0xffff;  // Linux: EMSGSIZE past this
 constexpr int kDefaultTtl = 64;
 // Offsets in the ICMP header.
-constexpr size_t kChecksumAt = 2, kIdAt = 4;
+constexpr size_t kIdAt = 4;
 
 // Writes a 16-bit field already in network order.
 void Put16(std::vector<uint8_t>& d, size_t at, uint16_t v) { std::memcpy(&d[at], &v, 2); }
 
-// The sum of ICMPv6's pseudo-header (RFC 8200 section 8.1) for a message of `len` bytes.
-uint32_t PseudoHeaderSum(const InetAddr& src, const InetAddr& dst, size_t len) {
+}  // namespace
+
+uint32_t IcmpV6PseudoSum(const InetAddr& src, const InetAddr& dst, size_t len) {
   uint32_t sum = 0;
   for (const InetAddr* a : {&src, &dst}) {
     for (size_t i = 0; i < 16; i += 2) sum += (a->ip[i] << 8) | a->ip[i + 1];
@@ -32,7 +31,16 @@ uint32_t PseudoHeaderSum(const InetAddr& src, const InetAddr& dst, size_t len) {
   sum += IPPROTO_ICMPV6;
   return sum;
 }
-}  // namespace
+
+std::vector<uint8_t> EchoReply(std::vector<uint8_t> request, const InetAddr& from,
+                               const InetAddr& to) {
+  bool v6 = !from.IsV4();
+  request[0] = v6 ? kIcmp6EchoReply : kIcmpEchoReply;
+  Put16(request, kIcmpChecksumAt, 0);
+  uint32_t pseudo = v6 ? IcmpV6PseudoSum(from, to, request.size()) : 0;
+  Put16(request, kIcmpChecksumAt, InetChecksum(request, pseudo));
+  return request;
+}
 
 uint16_t InetChecksum(std::span<const uint8_t> data, uint32_t sum) {
   size_t i = 0;
@@ -71,17 +79,19 @@ void PingIdents::Release(bool v6, uint16_t ident, bool reuse) {
 
 // ---- Sockets ----
 
-PingSocket::PingSocket(Stack& stack, int family, int flags, const Ucred& owner)
-    : Socket(stack, family, SOCK_DGRAM,
-             family == AF_INET6 ? int{IPPROTO_ICMPV6} : int{IPPROTO_ICMP}, flags) {
+PingSocket::PingSocket(Stack& stack, int family, int type, int flags, const Ucred& owner)
+    : Socket(stack, family, type, family == AF_INET6 ? int{IPPROTO_ICMPV6} : int{IPPROTO_ICMP},
+             flags) {
   set_owner_uid(owner.uid);
   if (family == AF_INET) local_ = InetAddr::V4(INADDR_ANY, 0);
   absl::MutexLock l(&smu_);
-  reuseaddr_ = true;  // Linux's ping protocol switch entry has INET_PROTOSW_REUSE
+  // Linux's ping and raw protocol switch entries have INET_PROTOSW_REUSE.
+  reuseaddr_ = true;
 }
 
 PingSocket::~PingSocket() {
   stack_.Unregister(this);
+  if (raw()) stack_.raw_icmp().Remove(this);
   bool bound, reuse;
   uint16_t ident;
   {
@@ -149,6 +159,13 @@ Result<void> PingSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
   // The sandbox has no other address of its own to bind to.
   if (!a.IsAny() && !a.IsLoopback()) return Errno(EADDRNOTAVAIL);
   absl::MutexLock l(&smu_);
+  if (raw()) {
+    // A raw socket has no ident, and may bind again until it connects (raw_bind).
+    if (peer_) return Errno(EINVAL);
+    local_ = a;
+    local_.port = 0;
+    return Ok();
+  }
   if (bound_) return Errno(EINVAL);
   ident_ = SENTRY_TRY(stack_.ping_idents().Take(v6(), a.port, reuseaddr_));
   bound_ = true;
@@ -171,7 +188,7 @@ Result<void> PingSocket::Connect(Caller&, std::span<const uint8_t> addr, PathOps
   InetAddr dst = SENTRY_TRY(ParseAddr(addr));
   SENTRY_TRY(Local(dst, "connect"));
   absl::MutexLock l(&smu_);
-  SENTRY_TRY(AutobindLocked());
+  if (!raw()) SENTRY_TRY(AutobindLocked());
   peer_ = dst;  // getpeername shows the port given, though an echo has none
   return Ok();
 }
@@ -189,22 +206,24 @@ Result<void> PingSocket::Shutdown(int how) {
 Result<SockAddr> PingSocket::SockName() {
   absl::MutexLock l(&smu_);
   InetAddr a = local_;
-  a.port = ident_;
+  a.port = raw() ? protocol_ : ident_;  // a raw socket's "port" is its protocol
   return Format(a);
 }
 
 Result<SockAddr> PingSocket::PeerName() {
   absl::MutexLock l(&smu_);
-  if (!peer_) return Errno(ENOTCONN);
+  // Linux's inet_getname: a raw socket connected with port 0 (the usual) looks unconnected.
+  if (!peer_ || (raw() && peer_->port == 0)) return Errno(ENOTCONN);
   return Format(*peer_);
 }
 
 Result<size_t> PingSocket::Send(Caller&, SendRequest& req, PathOps&) {
+  if (raw()) return SendRaw(req);
   // Linux's ping_common_sendmsg checks, in its order.
   if (req.data.size() > kMaxMessage) return Errno(EMSGSIZE);
   if (req.data.size() < kHeader) return Errno(EINVAL);
   if (req.flags & MSG_OOB) return Errno(EOPNOTSUPP);
-  uint8_t want = v6() ? kEchoRequestV6 : kEchoRequestV4;
+  uint8_t want = v6() ? kIcmp6EchoRequest : kIcmpEchoRequest;
   if (req.data[0] != want || req.data[1] != 0) return Errno(EINVAL);
   InetAddr dst;
   if (!req.to.empty()) {
@@ -225,25 +244,48 @@ Result<size_t> PingSocket::Send(Caller&, SendRequest& req, PathOps&) {
   return req.data.size();
 }
 
-void PingSocket::AnswerLocally(std::vector<uint8_t> msg, const InetAddr& dst) {
-  InetAddr from = dst;
-  from.port = 0;
-  if (from.IsAny()) {  // an echo to the wildcard is answered by loopback
-    from = v6() ? InetAddr::V6Loopback(0) : InetAddr::V4(INADDR_LOOPBACK, 0);
-  }
+InetAddr PingSocket::LoopbackSource() {
   absl::MutexLock l(&smu_);
-  msg[0] = v6() ? kEchoReplyV6 : kEchoReplyV4;
-  Put16(msg, kIdAt, htons(ident_));
-  Put16(msg, kChecksumAt, 0);
-  // The reply goes to the address the request came from: the bound one, or loopback.
-  InetAddr to = local_.IsAny() ? (v6() ? InetAddr::V6Loopback(0) : from) : local_;
-  uint32_t pseudo = v6() ? PseudoHeaderSum(from, to, msg.size()) : 0;
-  Put16(msg, kChecksumAt, InetChecksum(msg, pseudo));
-  // Dropped, as Linux drops, when the receive buffer is full.
-  if (shut_rd_ || rx_bytes_ + msg.size() > static_cast<size_t>(rcvbuf_)) return;
-  rx_bytes_ += msg.size();
-  rx_.push_back(Reply{std::move(msg), from, kDefaultTtl});
-  queue_.Notify(kEventIn);
+  if (!local_.IsAny()) return local_;
+  // Linux's route to any loopback address (or the wildcard) has lo's own as its source.
+  return v6() ? InetAddr::V6Loopback(0) : InetAddr::V4(INADDR_LOOPBACK, 0);
+}
+
+InetAddr LoopbackDestination(const InetAddr& dst, bool v6) {
+  InetAddr to = dst;
+  to.port = 0;
+  if (to.IsAny()) to = v6 ? InetAddr::V6Loopback(0) : InetAddr::V4(INADDR_LOOPBACK, 0);
+  return to;
+}
+
+void PingSocket::AnswerLocally(std::vector<uint8_t> msg, const InetAddr& dst) {
+  InetAddr from = LoopbackDestination(dst, v6());  // an echo to the wildcard: lo answers
+  InetAddr to = LoopbackSource();                  // the bound address, or lo's own
+  std::vector<uint8_t> reply;
+  {
+    absl::MutexLock l(&smu_);
+    // The request as it goes on the wire: the ident in the id, the checksum the kernel's.
+    Put16(msg, kIdAt, htons(ident_));
+    Put16(msg, kIcmpChecksumAt, 0);
+    uint32_t pseudo = v6() ? IcmpV6PseudoSum(to, from, msg.size()) : 0;
+    Put16(msg, kIcmpChecksumAt, InetChecksum(msg, pseudo));
+    reply = EchoReply(msg, from, to);
+    // Dropped, as Linux drops, when the receive buffer is full.
+    if (!shut_rd_ && rx_bytes_ + reply.size() <= static_cast<size_t>(rcvbuf_)) {
+      rx_bytes_ += reply.size();
+      rx_.push_back(Reply{reply, from, kDefaultTtl});
+      queue_.Notify(kEventIn);
+    }
+  }
+  // Raw ICMP sockets see both on the wire, as on Linux.
+  RawIcmpSockets& raws = stack_.raw_icmp();
+  if (v6()) {
+    raws.Deliver(family_, IcmpPacket{to, from, std::move(msg), 0, kDefaultTtl});
+    raws.Deliver(family_, IcmpPacket{from, to, std::move(reply), 0, kDefaultTtl});
+    return;
+  }
+  raws.Deliver(family_, Ipv4IcmpPacket(to, from, kDefaultTtl, true, msg));
+  raws.Deliver(family_, Ipv4IcmpPacket(from, to, kDefaultTtl, false, reply));
 }
 
 Result<RecvResult> PingSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags) {
@@ -282,6 +324,8 @@ std::vector<IpCmsg> PingSocket::Cmsgs(int ttl) const {
   if (v6()) {
     if (on(IPPROTO_IPV6, IPV6_RECVHOPLIMIT)) add(IPPROTO_IPV6, IPV6_HOPLIMIT, ttl);
     if (on(IPPROTO_IPV6, IPV6_RECVTCLASS)) add(IPPROTO_IPV6, IPV6_TCLASS, 0);
+    // RFC 2292's spelling, after the others as Linux writes them (busybox ping6 asks so).
+    if (on(IPPROTO_IPV6, IPV6_2292HOPLIMIT)) add(IPPROTO_IPV6, IPV6_2292HOPLIMIT, ttl);
     return out;
   }
   if (on(IPPROTO_IP, IP_RECVTTL)) add(IPPROTO_IP, IP_TTL, ttl);
@@ -292,6 +336,7 @@ std::vector<IpCmsg> PingSocket::Cmsgs(int ttl) const {
 }
 
 Result<std::vector<uint8_t>> PingSocket::GetOption(int level, int name) {
+  if (raw() && IsRawOption(level, name)) return GetRawOption(level, name);
   int my_level = v6() ? IPPROTO_IPV6 : IPPROTO_IP;
   if (level == IPPROTO_IP || level == IPPROTO_IPV6) {
     if (level != my_level && !(v6() && level == IPPROTO_IP)) return Errno(ENOPROTOOPT);
@@ -306,6 +351,7 @@ Result<std::vector<uint8_t>> PingSocket::GetOption(int level, int name) {
 }
 
 Result<void> PingSocket::SetOption(int level, int name, std::span<const uint8_t> val) {
+  if (raw() && IsRawOption(level, name)) return SetRawOption(level, name, val);
   if (level == IPPROTO_IP || level == IPPROTO_IPV6) {
     if (level == IPPROTO_IPV6 && !v6()) return Errno(ENOPROTOOPT);
     // Linux accepts a single byte for the IP-level flags; an int otherwise.

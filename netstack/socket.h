@@ -56,6 +56,8 @@ struct Caller {
   Ucred real;  // real ids: what SCM_CREDENTIALS carries by default
   // CAP_NET_ADMIN over the socket's network namespace: netlink changes to the interfaces.
   bool net_admin = false;
+  // CAP_NET_RAW over the caller's network namespace: raw ICMP sockets.
+  bool net_raw = false;
 };
 
 // The credentials of the task behind a Blocker, for read(2) and write(2) on sockets, which

@@ -82,9 +82,13 @@ Result<int> InetProtocol(int type, int protocol) {
       if (protocol != 0 && protocol != IPPROTO_UDP) return Errno(EPROTONOSUPPORT);
       return IPPROTO_UDP;
     case SOCK_RAW:
-      // Raw sockets would put the guest's own packets on the host's network: never offered.
-      // EPERM is what an unprivileged caller gets on Linux (no CAP_NET_RAW), and what makes
-      // tools such as iputils ping fall back to (or stay with) ping sockets.
+      // Raw ICMP sockets are made by the caller. Other raw sockets would put the guest's
+      // own packets on the host's network: never offered. Linux's errnos for any caller
+      // come first (protocol 0 has no raw socket, past IPPROTO_MAX is invalid); then EPERM,
+      // what a caller without CAP_NET_RAW gets, even for one with it: that is the error
+      // tools such as iputils ping fall back on (to ping sockets).
+      if (protocol < 0 || protocol >= IPPROTO_MAX) return Errno(EINVAL);
+      if (protocol == 0) return Errno(EPROTONOSUPPORT);
       return Errno(EPERM);
     case SOCK_SEQPACKET:
     case SOCK_RDM:
@@ -170,7 +174,8 @@ std::string Stack::ProcNet(const std::string& name) {
   return out;
 }
 
-Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const Ucred& owner) {
+Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const Ucred& owner,
+                                      bool net_raw) {
   int flags = (type & SOCK_NONBLOCK) ? O_NONBLOCK : 0;
   int kind = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
   switch (family) {
@@ -182,12 +187,17 @@ Result<vfs::FileRef> Stack::NewSocket(int family, int type, int protocol, const 
       return vfs::FileRef(std::make_shared<UnixSocket>(*this, kind, flags, owner));
     case AF_INET:
     case AF_INET6: {
-      if (kind == SOCK_DGRAM &&
-          protocol == (family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6})) {
+      int icmp = family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6};
+      if (kind == SOCK_DGRAM && protocol == icmp) {
         // Linux's ping_init_sock: the caller's group must be in net.ipv4.ping_group_range
         // (supplementary groups, which Linux also tries, are not consulted here).
         if (!InPingGroupRange(owner.gid)) return Errno(EACCES);
-        return vfs::FileRef(std::make_shared<PingSocket>(*this, family, flags, owner));
+        return vfs::FileRef(std::make_shared<PingSocket>(*this, family, kind, flags, owner));
+      }
+      if (kind == SOCK_RAW && protocol == icmp && net_raw) {
+        auto s = std::make_shared<PingSocket>(*this, family, kind, flags, owner);
+        raw_icmp_.Add(s);
+        return vfs::FileRef(std::move(s));
       }
       int proto = SENTRY_TRY(InetProtocol(kind, protocol));
       return vfs::FileRef(std::make_shared<InetSocket>(*this, family, kind, proto, flags, owner));

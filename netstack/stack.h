@@ -5,7 +5,8 @@
 // names are file system objects, not per namespace: every stack made from another shares
 // its path table (Linux finds a path socket through its inode whatever the namespace).
 //
-// Lock order: Socket::smu_ -> Stack's registries (UnixNames::mu_, InetPorts::mu_) -> leaves.
+// Lock order: Socket::smu_ -> Stack's registries (UnixNames::mu_, InetPorts::mu_,
+// RawIcmpSockets::mu_) -> leaves.
 // A registry lock is never held while taking a socket's lock.
 #pragma once
 
@@ -73,7 +74,10 @@ class Stack : public std::enable_shared_from_this<Stack> {
   }
 
   // socket(2): `type` may carry SOCK_NONBLOCK / SOCK_CLOEXEC (the latter is the caller's).
-  Result<vfs::FileRef> NewSocket(int family, int type, int protocol, const Ucred& owner);
+  // `net_raw`: the caller has CAP_NET_RAW in the user namespace owning this stack's network
+  // namespace (raw ICMP sockets).
+  Result<vfs::FileRef> NewSocket(int family, int type, int protocol, const Ucred& owner,
+                                 bool net_raw);
   // socketpair(2): AF_UNIX only (EOPNOTSUPP for others, as Linux).
   Result<std::pair<vfs::FileRef, vfs::FileRef>> NewPair(int family, int type, int protocol,
                                                         const Ucred& owner);
@@ -109,6 +113,7 @@ class Stack : public std::enable_shared_from_this<Stack> {
   UnixNames& unix_names() { return unix_names_; }
   InetPorts& ports() { return ports_; }
   PingIdents& ping_idents() { return ping_idents_; }
+  RawIcmpSockets& raw_icmp() { return raw_icmp_; }
   NetMode mode() const { return mode_; }
   // --publish (kHost only): (IPPROTO_TCP or IPPROTO_UDP, guest port) -> host port. A guest
   // TCP listener or UDP socket bound on the wildcard address and a published port also
@@ -161,6 +166,7 @@ class Stack : public std::enable_shared_from_this<Stack> {
   std::set<Socket*> sockets_ ABSL_GUARDED_BY(sockets_mu_);
   InetPorts ports_;
   PingIdents ping_idents_;
+  RawIcmpSockets raw_icmp_;
 };
 
 }  // namespace sentry::netstack

@@ -60,6 +60,7 @@ Caller::Caller(Task& t) : netstack::Caller{t, {}, {}} {
   cred = {t.tg().tgid, c.euid, c.egid};
   real = {t.tg().tgid, c.ruid, c.rgid};
   net_admin = c.CapableIn(t.ns().net->owner.get(), CAP_NET_ADMIN);
+  net_raw = c.CapableIn(t.ns().net->owner.get(), CAP_NET_RAW);
 }
 
 netstack::Stack& NetStack(Task& t) { return *t.ns().net->stack; }
@@ -96,7 +97,7 @@ Result<uint64_t> SysSocket(Task& t, int domain, int type, int protocol) {
   }
   if (domain < 0 || domain >= AF_MAX) return Errno(EAFNOSUPPORT);
   Caller c(t);
-  auto f = SENTRY_TRY(NetStack(t).NewSocket(domain, type, protocol, c.cred));
+  auto f = SENTRY_TRY(NetStack(t).NewSocket(domain, type, protocol, c.cred, c.net_raw));
   return t.fds().Add(std::move(f), type & SOCK_CLOEXEC, 0, NofileLimit(t));
 }
 

@@ -321,6 +321,43 @@ def ping(addr):
         s.close()
 
 
+def checksum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(">%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def rawping(addr, kind="8"):
+    # One ICMP message of type `kind` through a raw socket (busybox ping's way): the reply to
+    # an echo must come back with the id sent (not rewritten), behind an IPv4 header from
+    # `addr` to this namespace's address with a TTL and a valid checksum.
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    s.settimeout(TIMEOUT)
+    try:
+        payload = b"sentry-egress-raw"
+        msg = struct.pack(">BBHHH", int(kind), 0, 0, 0x4d2, 6) + payload
+        msg = msg[:2] + struct.pack(">H", checksum(msg)) + msg[4:]
+        s.sendto(msg, (addr, 0))
+        while True:  # natively other ICMP may arrive: wait for this reply
+            pkt, src = s.recvfrom(2048)
+            rep = pkt[(pkt[0] & 15) * 4:]
+            if len(rep) >= 8 and rep[0] == 0 and rep[4:6] == b"\x04\xd2":
+                break
+        _, code, _, _, seq = struct.unpack(">BBHHH", rep[:8])
+        got = (pkt[0], pkt[9], socket.inet_ntoa(pkt[12:16]), socket.inet_ntoa(pkt[16:20]),
+               code, seq, rep[8:], checksum(pkt[:20]), pkt[8] > 0)
+        if got != (0x45, 1, addr, "198.18.0.1", 0, 6, payload, 0, True):
+            return "err bad-reply " + pkt.hex()
+        return "ok raw reply from " + src[0]
+    except Exception as e:
+        return "err " + why(e)
+    finally:
+        s.close()
+
+
 def run(*cmd):
     # A program's exit status; its output is not judged.
     try:
@@ -399,7 +436,7 @@ def udp_ask(addr, port):
 
 
 OPS = {"fetch": fetch, "resolve": resolve, "connect": connect, "udp": udp, "dns": dns,
-       "loopback": loopback, "ping": ping, "run": run, "listen": listen, "serve": serve,
+       "loopback": loopback, "ping": ping, "rawping": rawping, "run": run, "listen": listen, "serve": serve,
        "udp_serve": udp_serve, "udp_ask": udp_ask}
 
 args = sys.argv[1:]
@@ -437,10 +474,10 @@ native_ops=(fetch http://allowed.test:8080/ + fetch http://denied.test:8081/
             + fetch http://meta.test/ + fetch http://private.test/
             + resolve denied.test + udp 198.18.0.2 9999
             + dns tcp 198.18.0.2 allowed.test + dns tcp 198.18.0.2 denied.test
-            + ping 198.18.0.2 + ping 10.77.0.2)
+            + ping 198.18.0.2 + ping 10.77.0.2 + rawping 198.18.0.2)
 native_want=$(printf '%s\n' "ok far-8080" "ok far-8081" "ok metadata" "ok private" \
   "ok 198.18.0.2" "ok" "rcode=0 a=198.18.0.2" "rcode=0 a=198.18.0.2" \
-  "ok reply from 198.18.0.2" "ok reply from 10.77.0.2")
+  "ok reply from 198.18.0.2" "ok reply from 10.77.0.2" "ok raw reply from 198.18.0.2")
 got=$(in_guest timeout -k 1 20 "$py" -c "$client" "${native_ops[@]}" 2>&1)
 if [ "$got" != "$native_want" ]; then
   echo "ERROR egress: the test network does not work natively; the guest namespace got:"
@@ -690,22 +727,29 @@ loopback() {  # (j) --net=host keeps the sandbox's own loopback
 
 ping_allowed() {  # (k) an echo to an allowed address goes out through a host ping socket
   local c=${FUNCNAME[0]}
+  # A raw socket's echo goes the same way (its id kept, an IPv4 header made for the reply);
+  # another ICMP type cannot leave: EPERM, reported as such.
   sandbox "$c" --net=host --allow-net=198.18.0.0/24 -- \
-    ping 198.18.0.2 + run ping -c 2 -i 0.2 -W 2 198.18.0.2 + run ping -c 2 -i 0.2 127.0.0.1 &&
+    ping 198.18.0.2 + run ping -c 2 -i 0.2 -W 2 198.18.0.2 + run ping -c 2 -i 0.2 127.0.0.1 \
+    + rawping 198.18.0.2 + rawping 198.18.0.2 13 &&
     expect "$c" 0 "ok reply from 198.18.0.2" &&
     expect "$c" 1 "exit 0" &&
     expect "$c" 2 "exit 0" &&
-    expect_denials "$c" 198.18.0.2:0 0
+    expect "$c" 3 "ok raw reply from 198.18.0.2" &&
+    expect "$c" 4 "err EPERM" &&
+    expect_denials "$c" 198.18.0.2:0 1
 }
 
 ping_denied() {  # (k) ... to a denied one: EPERM at once, reported once, as for UDP
   local c=${FUNCNAME[0]}
   sandbox "$c" --net=host --allow-net=allowed.test -- \
-    ping 198.18.0.2 + ping 198.18.0.2 + ping 10.77.0.2 + run ping -c 1 -W 2 198.18.0.2 &&
+    ping 198.18.0.2 + ping 198.18.0.2 + ping 10.77.0.2 + run ping -c 1 -W 2 198.18.0.2 \
+    + rawping 198.18.0.2 &&
     expect "$c" 0 "err EPERM" &&
     expect "$c" 1 "err EPERM" &&
     expect "$c" 2 "err EPERM" &&
     expect "$c" 3 "exit 2" &&  # its UDP probe (connect to port 1025) is refused first
+    expect "$c" 4 "err EPERM" &&  # a raw socket's echo: the same rule, the same report
     expect_denials "$c" 198.18.0.2:0 1 &&
     expect_denials "$c" 10.77.0.2:0 1
 }
