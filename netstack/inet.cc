@@ -384,7 +384,7 @@ Result<void> InetSocket::Bind(std::span<const uint8_t> addr, PathOps&) {
   b.reuseport = reuseport_;
   b.uid = owner_uid();
   uint16_t port = SENTRY_TRY(stack_.ports().Bind(protocol_, b));
-  if (a.port < 1024 && a.port != 0 && owner_uid() != 0) {
+  if (a.port < stack_.UnprivilegedPortStart() && a.port != 0 && owner_uid() != 0) {
     stack_.ports().Unbind(protocol_, port, this);
     return Errno(EACCES);
   }

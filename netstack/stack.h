@@ -104,6 +104,14 @@ class Stack : public std::enable_shared_from_this<Stack> {
   // As Linux: EINVAL past GID_T_MAX; a range whose low end is above its high end means
   // nobody ("1 0").
   Result<void> SetPingGroupRange(uint64_t low, uint64_t high);
+  // net.ipv4.ip_unprivileged_port_start: binding a port below it takes root (1024 by
+  // default; Docker sets 0 in a container's namespace). EINVAL outside 0..65535.
+  int UnprivilegedPortStart() const { return unpriv_port_start_.load(std::memory_order_relaxed); }
+  Result<void> SetUnprivilegedPortStart(int64_t port) {
+    if (port < 0 || port > 65535) return Errno(EINVAL);
+    unpriv_port_start_.store(static_cast<int>(port), std::memory_order_relaxed);
+    return Ok();
+  }
 
   // Every live socket, for the /proc/net tables.
   void Register(Socket* s);
@@ -160,6 +168,7 @@ class Stack : public std::enable_shared_from_this<Stack> {
   std::atomic<bool> lo_up_{true};
   std::atomic<bool> lo_v4_{true};
   // ping_group_range as (low << 32 | high), one word so that readers see a consistent pair.
+  std::atomic<int> unpriv_port_start_{1024};
   std::atomic<uint64_t> ping_range_{(uint64_t{kPingGroupLow} << 32) | kPingGroupHigh};
   UnixNames unix_names_;
   absl::Mutex sockets_mu_;  // taken before any socket's smu_, never after

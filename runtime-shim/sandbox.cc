@@ -22,6 +22,7 @@
 #include "netstack/stack.h"
 #include "runtime-shim/confine.h"
 #include "runtime-shim/guest_paths.h"
+#include "runtime-shim/guest_user.h"
 #include "runtime-shim/namespaces.h"
 #include "runtime-shim/review.h"
 #include "runtime-shim/terminal.h"
@@ -198,7 +199,7 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
       mount("/dev/pts", Result<vfs::InodeRef>(vfs::NewDevpts()), "devpts", MS_NOSUID | MS_NOEXEC));
   // POSIX shared memory (shm_open) and sem_open live in a tmpfs of their own, as on Linux.
   SENTRY_RETURN_IF_ERROR(
-      mount("/dev/shm", vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
+      mount("/dev/shm", vfs::NewTmpfs(01777, 0, 0, opts.shm_size), "tmpfs", MS_NOSUID | MS_NODEV));
   // /proc and /sys are mounted once the kernel exists (they describe the kernel's processes
   // and the sandbox's CPUs).
   if (auto r = MakeDirs(*v, ctx, "/proc"); !r.ok()) return Err("/proc", r.error());
@@ -206,8 +207,9 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
   for (size_t i = 0; i < opts.file_binds.size(); i++) {
     SENTRY_RETURN_IF_ERROR(BindFileIn(*v, ctx, file_fds[i], opts.file_binds[i]));
   }
-  for (const auto& dir : opts.tmpfs_mounts) {
-    SENTRY_RETURN_IF_ERROR(mount(dir, vfs::NewTmpfs(01777, 0, 0), "tmpfs", MS_NOSUID | MS_NODEV));
+  for (const auto& t : opts.tmpfs_mounts) {
+    SENTRY_RETURN_IF_ERROR(
+        mount(t.guest, vfs::NewTmpfs(t.mode, 0, 0, t.size), "tmpfs", MS_NOSUID | MS_NODEV));
   }
   if (opts.read_only_root && opts.scratch_dirs) {
     for (const auto& dir : kScratchDirs) {
@@ -571,6 +573,7 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     k.net().policy()->answer_dns = opts.answer_dns;
     k.net().SetHostLoopback(opts.host_loopback);
   }
+  (void)k.net().SetUnprivilegedPortStart(opts.unprivileged_port_start);
   if (!opts.hostname.empty()) {
     absl::MutexLock l(&k.mu());
     k.init_uts().hostname = opts.hostname;
@@ -633,6 +636,10 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     } else {
       so.envp.push_back(e);
     }
+  }
+  // An OCI process without HOME gets the one runc gives it (guest_user.h).
+  if (opts.env_exact) {
+    AddHomeFromPasswd(k.vfs(), static_cast<uint32_t>(so.uid >= 0 ? so.uid : getuid()), so.envp);
   }
   std::unique_ptr<TerminalRelay> terminal;
   if (opts.terminal_fd >= 0) {

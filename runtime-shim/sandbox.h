@@ -94,8 +94,16 @@ struct SandboxOptions {
     bool read_only = false;
   };
   std::vector<FileBind> file_binds;
-  // Guest directories that get an empty tmpfs of their own (an OCI "tmpfs" mount).
-  std::vector<std::string> tmpfs_mounts;
+  // Guest directories that get an empty tmpfs of their own (an OCI "tmpfs" mount), with the
+  // mount's mode and size (0: only the sandbox-wide budget).
+  struct Tmpfs {
+    std::string guest;
+    uint32_t mode = 01777;
+    uint64_t size = 0;
+  };
+  std::vector<Tmpfs> tmpfs_mounts;
+  // The size of /dev/shm's tmpfs (Docker's --shm-size); 0: only the sandbox-wide budget.
+  uint64_t shm_size = 0;
   std::string cwd;  // initial working directory (default: see cwd_if_visible)
   // When `cwd` is empty: the first of these that is a directory in the guest's file system
   // (sentry-run: the caller's cwd, then the workspace); none: /.
@@ -171,6 +179,9 @@ struct SandboxOptions {
   // net_host only: loopback addresses and ports that lead to the Sentry's network namespace
   // rather than the guest's own lo (netstack/stack.h: an OCI container's 127.0.0.11:53).
   std::vector<netstack::InetAddr> host_loopback;
+  // net.ipv4.ip_unprivileged_port_start of the guest's network namespace (an OCI
+  // container's linux.sysctl: Docker sets 0).
+  int unprivileged_port_start = 1024;
   // --tty=auto: when sentry-run's stdin is a terminal, the guest gets a pty of its own as its
   // controlling terminal, relayed to the caller's (runtime-shim/terminal.h); never: the
   // caller's fds as they are.

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "runtime-shim/guest_user.h"
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/oci/spec.h"
 #include "runtime-shim/terminal.h"
@@ -288,6 +289,7 @@ struct ControlServer::Impl {
       return fail(std::string("bad exec request: ") + e.what());
     }
     if (so.argv.empty()) return fail("exec: no program given");
+    shim::AddHomeFromPasswd(k.vfs(), static_cast<uint32_t>(so.uid), so.envp);
     auto prog = FindGuestProgram(k, so.argv[0], so.envp);
     if (!prog.ok()) return fail(std::string(prog.status().message()));
     so.path = *prog;

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <fstream>
 
+#include "absl/strings/numbers.h"
 #include "runtime-shim/oci/oci.h"
 #include "runtime-shim/oci/resources.h"
 #include "runtime-shim/oci/seccomp.h"
 #include "sentry/base/status.h"
+#include "vfs/mem_inode.h"
 
 namespace sentry::oci {
 namespace {
@@ -111,6 +113,28 @@ bool ProvidedBySentry(const std::string& type, const std::string& dest) {
          (type == "tmpfs" && (dest == "/dev" || dest == "/dev/shm"));
 }
 
+// A tmpfs mount's "mode=" and "size=" options (bytes, or with a k/m/g suffix, or a
+// percentage of memory, as Linux's tmpfs takes them).
+absl::StatusOr<shim::SandboxOptions::Tmpfs> TmpfsOf(const std::string& at, const std::string& dest,
+                                                    const std::vector<std::string>& options) {
+  shim::SandboxOptions::Tmpfs t{dest};
+  for (const std::string& o : options) {
+    if (o.rfind("size=", 0) == 0) {
+      auto size = vfs::ParseTmpfsSize(o.substr(5));
+      if (!size.ok()) return Reader::Wrong(at + ".options", "a tmpfs size (" + o + ")");
+      t.size = *size;
+    } else if (o.rfind("mode=", 0) == 0) {
+      char* end = nullptr;
+      unsigned long mode = strtoul(o.c_str() + 5, &end, 8);
+      if (o.size() == 5 || *end != '\0' || mode > 07777) {
+        return Reader::Wrong(at + ".options", "an octal tmpfs mode (" + o + ")");
+      }
+      t.mode = static_cast<uint32_t>(mode);
+    }
+  }
+  return t;
+}
+
 absl::Status ReadMounts(const Reader& r, const std::string& bundle, BundleSpec& spec) {
   const json* mounts = r.Find("mounts");
   if (mounts == nullptr || mounts->is_null()) return absl::OkStatus();
@@ -143,10 +167,14 @@ absl::Status ReadMounts(const Reader& r, const std::string& bundle, BundleSpec& 
         continue;
       }
       spec.sandbox.binds.push_back({host, dest, Has(options, "ro") || Has(options, "rro")});
+    } else if (type == "tmpfs" && dest == "/dev/shm") {
+      SENTRY_ASSIGN_OR_RETURN(auto shm, TmpfsOf(at, dest, options));
+      spec.sandbox.shm_size = shm.size;
     } else if (ProvidedBySentry(type, dest)) {
       continue;
     } else if (type == "tmpfs") {
-      spec.sandbox.tmpfs_mounts.push_back(dest);
+      SENTRY_ASSIGN_OR_RETURN(auto t, TmpfsOf(at, dest, options));
+      spec.sandbox.tmpfs_mounts.push_back(t);
     } else {
       spec.ignored.push_back("mount of type " + type + " at " + dest +
                              " is not supported: skipped");
@@ -437,6 +465,14 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
                        key.find('/') == std::string::npos;
       if (per_netns) {
         spec.net_sysctls[key] = value.get<std::string>();
+        // The one the Sentry's own stack enforces as well (a guest bind below it).
+        int port;
+        if (key == "net.ipv4.ip_unprivileged_port_start") {
+          if (!absl::SimpleAtoi(value.get<std::string>(), &port) || port < 0 || port > 65535) {
+            return Reader::Wrong("linux.sysctl." + key, "a port number");
+          }
+          o.unprivileged_port_start = port;
+        }
       } else {
         spec.ignored.push_back("linux.sysctl." + key + " is not applied (only net.* are)");
       }

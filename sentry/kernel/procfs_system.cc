@@ -85,6 +85,22 @@ class Builder {
     };
     return std::make_shared<SyntheticFile>(sb_, 0644, gen, write);
   }
+  // net.ipv4.ip_unprivileged_port_start of the reader's network namespace; writable by root.
+  InodeRef UnprivilegedPortStartFile() {
+    auto stack = [this]() -> netstack::Stack& {
+      Task* t = Task::Current();
+      return t ? *t->ns().net->stack : k_.net();
+    };
+    auto gen = [stack]() -> Result<std::string> {
+      return absl::StrFormat("%d\n", stack().UnprivilegedPortStart());
+    };
+    auto write = [stack](const std::string& text) -> Result<void> {
+      int64_t v;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &v)) return Errno(EINVAL);
+      return stack().SetUnprivilegedPortStart(v);
+    };
+    return std::make_shared<SyntheticFile>(sb_, 0644, gen, write);
+  }
   InodeRef Text(std::string s) {
     return File([s]() -> Result<std::string> { return s; });
   }
@@ -257,6 +273,7 @@ std::shared_ptr<SyntheticDir> Builder::Sys() {
   ipv4->Add("tcp_wmem", Text("4096\t16384\t4194304\n"));
   ipv4->Add("tcp_fin_timeout", Text("60\n"));
   ipv4->Add("ping_group_range", PingGroupRangeFile());
+  ipv4->Add("ip_unprivileged_port_start", UnprivilegedPortStartFile());
   net->Add("ipv4", ipv4);
   auto unx = Dir();
   unx->Add("max_dgram_qlen", Text("10\n"));

@@ -344,6 +344,20 @@ got=$(root_view sentry)
 [[ -n $want && $got == "$want" && $got == *"cp-out:made-inside"* && $got == *"1000/1000"* ]] &&
   pass "the container's root on the host: docker cp both ways, diff, export (owner 1000), commit" ||
   fail "root on the host: sentry '$got', runc '$want'"
+# What runc derives for the process, compared in the same daemon: HOME from the image's
+# /etc/passwd (Docker passes none), /dev/shm's size (--shm-size), and Docker's
+# net.ipv4.ip_unprivileged_port_start=0 letting uid 1000 listen on port 80.
+docker_shell() {
+  docker run --rm --network none --runtime="$1" "${@:3}" $IMG sh -c "$2" 2>&1
+}
+probe='echo $HOME; df -k /dev/shm | awk "NR==2 {print \$2}"; nc -l -p 80 & sleep 0.5; kill %1 && echo listened'
+for user in 0:0 1000:1000; do
+  want=$(docker_shell runc "$probe" -u $user --shm-size 16m)
+  got=$(docker_shell sentry "$probe" -u $user --shm-size 16m)
+  [[ $got == "$want" && $got == *$'\n16384\nlistened' ]] &&
+    pass "-u $user: HOME, --shm-size 16m, port 80 as under runc ($(echo $got))" ||
+    fail "-u $user: sentry '$got', runc '$want'"
+done
 want=$(docker run --rm --init --network none --runtime=runc $IMG sh -c 'ps -o comm | sed -n 2p')
 got=$(docker run --rm --init --network none --runtime=sentry $IMG sh -c 'ps -o comm | sed -n 2p' 2>&1)
 [[ $got == docker-init && $got == "$want" ]] && pass "docker run --init: docker-init is PID 1" ||
