@@ -247,6 +247,17 @@ out=$(timeout 60 script -qec "stty rows 30 cols 100; docker run --rm -t --networ
 [[ $out == *"/dev/pts/0"*"30 100"*"tty-ok"*"rc=4"* ]] && pass "run -t: a terminal of its own" ||
   fail "-t: $out"
 
+# docker run -it: ^C typed at the client's terminal reaches the guest's handler, as with runc.
+interrupt='trap "echo got-int; exit 7" INT; echo ready; sleep 10 & wait'
+for rt in runc sentry; do
+  out=$(python3 "$(dirname "$0")/interrupt_on_pty.py" docker run --rm -it --network none \
+        --runtime=$rt $IMG sh -c "$interrupt" 2>&1)
+  printf -v "ctrl_c_$rt" '%s' "$(grep -oE 'got-int|rc=[0-9]+' <<<"$out" | tr '\n' ' ')"
+done
+[[ $ctrl_c_sentry == "got-int rc=7 " && $ctrl_c_sentry == "$ctrl_c_runc" ]] &&
+  pass "run -it: ^C reaches the guest's SIGINT handler (exit 7)" ||
+  fail "run -it ^C: sentry '$ctrl_c_sentry', runc '$ctrl_c_runc'"
+
 # A detached container: kill -s USR1 reaches a guest handler; stop; rm -f leaves nothing.
 id=$(docker run -d --network none --runtime=sentry $IMG \
   sh -c 'trap "echo got-usr1" USR1; echo up; while :; do sleep 0.1; echo tick; done')
