@@ -82,12 +82,7 @@ class Dockerd:
 
 def image(dockerd, work, busybox):
     root = os.path.join(work, "image")
-    os.makedirs(os.path.join(root, "bin"))
-    for d in ("proc", "dev", "sys", "tmp", "etc"):
-        os.makedirs(os.path.join(root, d), exist_ok=True)
-    shutil.copy(busybox, os.path.join(root, "bin", "busybox"))
-    for name in ("true", "sh"):
-        os.symlink("busybox", os.path.join(root, "bin", name))
+    oci_startup.rootfs(root, busybox)
     tar = subprocess.run(["tar", "-C", root, "-c", "."], capture_output=True, check=True)
     name = "sentry-bench-busybox:latest"
     r = dockerd.docker(["import", "-", name], input=tar.stdout)
@@ -105,24 +100,6 @@ def docker_once(dockerd, runtime, img):
         raise RuntimeError(f"docker run --runtime={runtime} exited {r.returncode}: "
                            f"{r.stderr.decode(errors='replace').strip()[-300:]}")
     return ms
-
-
-def rounds(names, runs, once):
-    """Times once(name, n) for every name in turns; round 0 warms caches and is not kept."""
-    times = {name: [] for name in names}
-    failed = {}
-    for n in range(runs + 1):
-        for name in names:
-            if name in failed:
-                continue
-            try:
-                ms = once(name, n)
-            except (RuntimeError, subprocess.TimeoutExpired) as e:
-                failed[name] = str(e)
-                continue
-            if n > 0:
-                times[name].append(ms)
-    return times, failed
 
 
 def main():
@@ -153,19 +130,15 @@ def main():
             work = None  # keep the log
             return 1
         img = image(dockerd, work, busybox)
-        docker_times, docker_failed = rounds(
+        docker_times, docker_failed = oci_startup.rounds(
             list(rts), args.runs, lambda name, n: docker_once(dockerd, name, img))
         dockerd.stop()
         bundle_dir = os.path.join(work, "bundle")
         os.makedirs(bundle_dir)
         oci_startup.bundle(bundle_dir, busybox)
 
-        def runtime_once(name, n):
-            state = os.path.join(work, "state-" + name)
-            os.makedirs(state, exist_ok=True)
-            return oci_startup.once(rts[name], state, bundle_dir, n)
-
-        alone_times, alone_failed = rounds(list(rts), args.runs, runtime_once)
+        alone_times, alone_failed = oci_startup.rounds(
+            list(rts), args.runs, oci_startup.alone(rts, work, bundle_dir))
         med = {k: statistics.median(v) for k, v in docker_times.items() if v}
         alone = {k: statistics.median(v) for k, v in alone_times.items() if v}
         print(f"Start-up, median of {args.runs} rounds (ms); storage driver {driver}")

@@ -24,14 +24,18 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def bundle(dir, busybox):
-    root = os.path.join(dir, "rootfs")
+def rootfs(root, busybox):
+    """A minimal root file system at `root`: busybox as /bin/true and /bin/sh."""
     os.makedirs(os.path.join(root, "bin"))
     for d in ("proc", "dev", "sys", "tmp", "etc"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     shutil.copy(busybox, os.path.join(root, "bin", "busybox"))
     for name in ("true", "sh"):
         os.symlink("busybox", os.path.join(root, "bin", name))
+
+
+def bundle(dir, busybox):
+    rootfs(os.path.join(dir, "rootfs"), busybox)
     config = {
         "ociVersion": "1.0.2",
         "process": {"terminal": False, "user": {"uid": 0, "gid": 0}, "args": ["/bin/true"],
@@ -71,6 +75,36 @@ def once(argv, state, bundle_dir, n):
     return ms
 
 
+def alone(rts, work, bundle_dir):
+    """A once() for rounds(): `run` + `delete -f` of the bundle by runtime `name` of `rts`,
+    its state under `work`."""
+    def run(name, n):
+        state = os.path.join(work, "state-" + name)
+        os.makedirs(state, exist_ok=True)
+        return once(rts[name], state, bundle_dir, n)
+    return run
+
+
+def rounds(names, runs, once):
+    """Times once(name, n) for every name in turns, runs + 1 rounds: round 0 warms caches and
+    is not kept. Returns ({name: [ms, ...]}, {name: why}) for the ones that failed (a runtime
+    is dropped at its first failure)."""
+    times = {name: [] for name in names}
+    failed = {}
+    for n in range(runs + 1):
+        for name in names:
+            if name in failed:
+                continue
+            try:
+                ms = once(name, n)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                failed[name] = str(e)
+                continue
+            if n > 0:
+                times[name].append(ms)
+    return times, failed
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=20)
@@ -88,21 +122,7 @@ def main():
     try:
         bundle(work, busybox)
         rts = runtimes(os.path.abspath(args.sentry))
-        times = {name: [] for name in rts}
-        failed = {}
-        for n in range(args.runs + 1):  # round 0 warms caches and is not counted
-            for name, argv in rts.items():
-                if name in failed:
-                    continue
-                state = os.path.join(work, "state-" + name)
-                os.makedirs(state, exist_ok=True)
-                try:
-                    ms = once(argv, state, work, n)
-                except (RuntimeError, subprocess.TimeoutExpired) as e:
-                    failed[name] = str(e)
-                    continue
-                if n > 0:
-                    times[name].append(ms)
+        times, failed = rounds(list(rts), args.runs, alone(rts, work, work))
         med = {k: statistics.median(v) for k, v in times.items() if v}
         print(f"OCI start-up: run + delete of `true`, median of {args.runs} rounds (ms)")
         for name in rts:

@@ -225,14 +225,7 @@ Result<size_t> PingSocket::Send(Caller&, SendRequest& req, PathOps&) {
   if (req.flags & MSG_OOB) return Errno(EOPNOTSUPP);
   uint8_t want = v6() ? kIcmp6EchoRequest : kIcmpEchoRequest;
   if (req.data[0] != want || req.data[1] != 0) return Errno(EINVAL);
-  InetAddr dst;
-  if (!req.to.empty()) {
-    dst = SENTRY_TRY(ParseAddr(req.to));
-  } else {
-    absl::MutexLock l(&smu_);
-    if (!peer_) return Errno(EDESTADDRREQ);
-    dst = *peer_;
-  }
+  InetAddr dst = SENTRY_TRY(SendDestination(req));
   {
     absl::MutexLock l(&smu_);
     if (shut_wr_) return Errno(EPIPE);
@@ -242,6 +235,30 @@ Result<size_t> PingSocket::Send(Caller&, SendRequest& req, PathOps&) {
   if (!local) return SendHost(req.data, dst);
   AnswerLocally(std::vector<uint8_t>(req.data.begin(), req.data.end()), dst);
   return req.data.size();
+}
+
+Result<InetAddr> PingSocket::SendDestination(const SendRequest& req) {
+  if (!req.to.empty()) return raw() ? ParseRawDestination(req.to) : ParseAddr(req.to);
+  absl::MutexLock l(&smu_);
+  if (!peer_) return Errno(EDESTADDRREQ);
+  return *peer_;
+}
+
+void PingSocket::QueueLocked(Reply reply) {
+  if (shut_rd_ || rx_bytes_ + reply.data.size() > static_cast<size_t>(rcvbuf_)) return;
+  rx_bytes_ += reply.data.size();
+  rx_.push_back(std::move(reply));
+  queue_.Notify(kEventIn);
+}
+
+void PingSocket::DeliverToRawSockets(const InetAddr& from, const InetAddr& to, int ttl, bool df,
+                                     std::vector<uint8_t> message) {
+  RawIcmpSockets& raws = stack_.raw_icmp();
+  if (v6()) {
+    raws.Deliver(family_, IcmpPacket{from, to, std::move(message), 0, ttl});
+  } else {
+    raws.Deliver(family_, Ipv4IcmpPacket(from, to, ttl, df, message));
+  }
 }
 
 InetAddr PingSocket::LoopbackSource() {
@@ -270,22 +287,11 @@ void PingSocket::AnswerLocally(std::vector<uint8_t> msg, const InetAddr& dst) {
     uint32_t pseudo = v6() ? IcmpV6PseudoSum(to, from, msg.size()) : 0;
     Put16(msg, kIcmpChecksumAt, InetChecksum(msg, pseudo));
     reply = EchoReply(msg, from, to);
-    // Dropped, as Linux drops, when the receive buffer is full.
-    if (!shut_rd_ && rx_bytes_ + reply.size() <= static_cast<size_t>(rcvbuf_)) {
-      rx_bytes_ += reply.size();
-      rx_.push_back(Reply{reply, from, kDefaultTtl});
-      queue_.Notify(kEventIn);
-    }
+    QueueLocked(Reply{reply, from, kDefaultTtl});
   }
   // Raw ICMP sockets see both on the wire, as on Linux.
-  RawIcmpSockets& raws = stack_.raw_icmp();
-  if (v6()) {
-    raws.Deliver(family_, IcmpPacket{to, from, std::move(msg), 0, kDefaultTtl});
-    raws.Deliver(family_, IcmpPacket{from, to, std::move(reply), 0, kDefaultTtl});
-    return;
-  }
-  raws.Deliver(family_, Ipv4IcmpPacket(to, from, kDefaultTtl, true, msg));
-  raws.Deliver(family_, Ipv4IcmpPacket(from, to, kDefaultTtl, false, reply));
+  DeliverToRawSockets(to, from, kDefaultTtl, true, std::move(msg));
+  DeliverToRawSockets(from, to, kDefaultTtl, false, std::move(reply));
 }
 
 Result<RecvResult> PingSocket::Recv(Caller& c, std::span<uint8_t> dst, int flags) {

@@ -135,6 +135,16 @@ class PingSocket final : public Socket, public std::enable_shared_from_this<Ping
   // the denial line) when the egress policy refuses it.
   Result<bool> Local(const InetAddr& dst, const char* what);
   Result<void> AutobindLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(smu_);
+  // Where a send goes: the address given (parsed as a ping or a raw socket parses it), else
+  // the connected one (EDESTADDRREQ without).
+  Result<InetAddr> SendDestination(const SendRequest& req);
+  // Queues a datagram for recv, unless reading is shut down or the receive buffer is full
+  // (Linux drops it then).
+  void QueueLocked(Reply reply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(smu_);
+  // Puts `message` from `from` to `to` on the sandbox's loopback for every raw ICMP socket of
+  // the namespace: as it is for ICMPv6, behind an IPv4 header (`df`: Don't Fragment) for ICMP.
+  void DeliverToRawSockets(const InetAddr& from, const InetAddr& to, int ttl, bool df,
+                           std::vector<uint8_t> message);
   // The reply the sandbox's loopback gives to a ping socket's `request` (already checked)
   // to `dst`.
   void AnswerLocally(std::vector<uint8_t> request, const InetAddr& dst);

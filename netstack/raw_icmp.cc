@@ -88,11 +88,7 @@ void RawIcmpSockets::Deliver(int family, const IcmpPacket& packet) {
 
 void PingSocket::DeliverRaw(const IcmpPacket& packet) {
   absl::MutexLock l(&smu_);
-  if (!RawAccepts(packet)) return;
-  if (rx_bytes_ + packet.datagram.size() > static_cast<size_t>(rcvbuf_)) return;
-  rx_bytes_ += packet.datagram.size();
-  rx_.push_back(Reply{packet.datagram, packet.src, packet.ttl});
-  queue_.Notify(kEventIn);
+  if (RawAccepts(packet)) QueueLocked(Reply{packet.datagram, packet.src, packet.ttl});
 }
 
 bool PingSocket::RawAccepts(const IcmpPacket& packet) const {
@@ -139,14 +135,7 @@ Result<size_t> PingSocket::SendRaw(SendRequest& req) {
     return Errno(EMSGSIZE);
   }
   if (req.flags & MSG_OOB) return Errno(EOPNOTSUPP);
-  InetAddr dst;
-  if (!req.to.empty()) {
-    dst = SENTRY_TRY(ParseRawDestination(req.to));
-  } else {
-    absl::MutexLock l(&smu_);
-    if (!peer_) return Errno(EDESTADDRREQ);
-    dst = *peer_;
-  }
+  InetAddr dst = SENTRY_TRY(SendDestination(req));
   {
     absl::MutexLock l(&smu_);
     if (shut_wr_) return Errno(EPIPE);
@@ -185,28 +174,21 @@ void PingSocket::SendRawLocally(std::vector<uint8_t> msg, const InetAddr& dst) {
                                   : std::pair{int{IPPROTO_IP}, int{IP_TTL}});
     if (it != int_opts_.end() && it->second > 0) ttl = it->second;
   }
-  RawIcmpSockets& raws = stack_.raw_icmp();
   bool valid = true;
   if (v6()) {
     // The kernel's checksum, always (IPV6_CHECKSUM is fixed at 2 for ICMPv6).
     std::memset(&msg[kIcmpChecksumAt], 0, 2);
     uint16_t sum = InetChecksum(msg, IcmpV6PseudoSum(from, to, msg.size()));
     std::memcpy(&msg[kIcmpChecksumAt], &sum, 2);
-    raws.Deliver(family_, IcmpPacket{from, to, msg, 0, ttl});
   } else {
     // The guest's checksum: Linux's icmp_rcv drops (does not answer) a wrong one, which raw
     // sockets still see.
     valid = InetChecksum(msg) == 0;
-    raws.Deliver(family_, Ipv4IcmpPacket(from, to, ttl, true, msg));
   }
+  DeliverToRawSockets(from, to, ttl, true, msg);
   // Other types have no answer here (Linux answers timestamps too; nothing else).
   if (!valid || !IsEchoRequest(msg, v6())) return;
-  std::vector<uint8_t> reply = EchoReply(std::move(msg), to, from);
-  if (v6()) {
-    raws.Deliver(family_, IcmpPacket{to, from, std::move(reply), 0, kDefaultTtl});
-  } else {
-    raws.Deliver(family_, Ipv4IcmpPacket(to, from, kDefaultTtl, false, reply));
-  }
+  DeliverToRawSockets(to, from, kDefaultTtl, false, EchoReply(std::move(msg), to, from));
 }
 
 // ---- Options ----

@@ -1,31 +1,24 @@
 #include "runtime-shim/guest_user.h"
 
-#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <string_view>
 
-#include "sentry/base/wait_queue.h"
+#include "vfs/file.h"
 
 namespace sentry::shim {
 namespace {
 
 constexpr size_t kMaxPasswd = 1 << 20;
 
-// The guest's /etc/passwd, or empty.
+// The guest's /etc/passwd (its first MiB), or empty.
 std::string ReadPasswd(vfs::Vfs& v) {
   vfs::Context ctx;
   ctx.root = ctx.cwd = v.Root();
-  auto f = v.Open(ctx, ctx.root, "/etc/passwd", O_RDONLY, 0);
-  if (!f.ok()) return "";
-  NoWaitBlocker b;
-  std::string out;
-  char buf[4096];
-  while (out.size() < kMaxPasswd) {
-    auto n = (*f)->Read(b, std::span<uint8_t>(reinterpret_cast<uint8_t*>(buf), sizeof(buf)));
-    if (!n.ok() || *n == 0) break;
-    out.append(buf, *n);
-  }
-  return out;
+  auto at = v.Resolve(ctx, ctx.root, "/etc/passwd", true);
+  if (!at.ok() || !S_ISREG(at->inode()->Type())) return "";
+  auto text = vfs::ReadWhole(*at->inode(), kMaxPasswd);
+  return text.ok() ? *text : "";
 }
 
 // The sixth field of the line whose third field is `uid` (name:pw:uid:gid:gecos:home:shell).

@@ -30,19 +30,6 @@ absl::Status WriteAll(int fd, std::string_view data) {
   return absl::OkStatus();
 }
 
-Result<std::string> ReadWhole(vfs::Inode& inode) {
-  vfs::FileRef f = SENTRY_TRY(inode.Open(O_RDONLY));
-  std::string out;
-  std::vector<uint8_t> buf(1 << 20);
-  NoWaitBlocker nb;
-  for (;;) {
-    size_t n = SENTRY_TRY(f->PRead(nb, buf, out.size()));
-    if (n == 0) break;
-    out.append(reinterpret_cast<const char*>(buf.data()), n);
-  }
-  return out;
-}
-
 std::string BaseOf(const std::optional<struct stat>& st) {
   if (!st) return "-";
   return FormatBase(*st);
@@ -92,7 +79,7 @@ absl::StatusOr<size_t> ExportReview(const vfs::InodeRef& root, const std::string
         break;
       case vfs::OverlayChange::Kind::kFile: {
         e.kind = 'F';
-        auto data = ReadWhole(*c.now);
+        auto data = vfs::ReadWhole(*c.now);
         if (!data.ok()) return Err(c.path, data.error());
         e.data = std::move(*data);
         break;
@@ -109,7 +96,7 @@ absl::StatusOr<size_t> ExportReview(const vfs::InodeRef& root, const std::string
     if (diff_fd >= 0) {
       std::optional<std::string> before;
       if (c.before && S_ISREG(c.base ? c.base->st_mode : 0)) {
-        auto b = ReadWhole(*c.before);
+        auto b = vfs::ReadWhole(*c.before);
         if (b.ok()) before = std::move(*b);
       }
       diff += EntryDiff(e, before);

@@ -172,14 +172,13 @@ absl::StatusOr<std::unique_ptr<vfs::Vfs>> BuildVfs(const SandboxOptions& opts,
                                                    std::shared_ptr<gofer::Client> client,
                                                    const std::vector<int>& file_fds,
                                                    vfs::InodeRef* review_root) {
-  bool ro = !opts.root_writes_host;
+  bool ro = !opts.RootOnHost();
   auto lower = vfs::NewGoferRoot(client, "/", &ro);
   if (!lower.ok()) return Err("gofer attach of the root " + opts.rootfs, lower.error());
-  // The root as the guest writes it: the host directory itself (root_writes_host; mount
-  // points are then made there, as runc makes them), or an in-memory layer over it.
-  auto root = opts.root_writes_host && !opts.read_only_root
-                  ? Result<vfs::InodeRef>(*lower)
-                  : vfs::NewOverlayRoot(vfs::NewTmpfs(0755, 0, 0), *lower);
+  // The root as the guest writes it: the host directory itself (RootOnHost; mount points
+  // are then made there, as runc makes them), or an in-memory layer over it.
+  auto root = opts.RootOnHost() ? Result<vfs::InodeRef>(*lower)
+                                : vfs::NewOverlayRoot(vfs::NewTmpfs(0755, 0, 0), *lower);
   if (!root.ok()) return Err("overlay root", root.error());
   auto v = std::make_unique<vfs::Vfs>(*root, "overlay", "overlay", 0);
   vfs::Context ctx;
@@ -453,15 +452,14 @@ absl::StatusOr<int> RunSandbox(const SandboxOptions& opts) {
     int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, static_cast<int>(top));
     if (fd >= 0) close(fd);
   }
-  const bool root_rw = opts.root_writes_host && !opts.read_only_root;
-  std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, !root_rw, opts.submounts}};
+  std::vector<gofer::GoferMount> gmounts = {{"/", opts.rootfs, !opts.RootOnHost(), opts.submounts}};
   for (const auto& b : opts.binds) {
     gmounts.push_back({b.guest, b.host, b.read_only || b.review, opts.submounts});
   }
   // What the guest creates on a bind belongs to whoever ran sentry-run, not to a guest uid;
   // in a container whose root it writes (OCI), to the guest's ids, as under runc.
   gofer::GoferOptions gopts;
-  if (!root_rw) gopts.owner = gofer::GoferOptions::Owner{getuid(), getgid()};
+  if (!opts.RootOnHost()) gopts.owner = gofer::GoferOptions::Owner{getuid(), getgid()};
   gopts.hidden = opts.hidden_files;
   gopts.protected_files = opts.protected_files;
   gopts.protected_names = opts.protected_names;

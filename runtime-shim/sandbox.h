@@ -54,6 +54,7 @@ struct SandboxOptions {
   // runc: `docker cp`, `diff`, `commit` and `export` see them), and what it creates there
   // gets the guest's ids (no fixed owner, which sentry-run's binds keep).
   bool root_writes_host = false;
+  bool RootOnHost() const { return root_writes_host && !read_only_root; }
   // With read_only_root: /tmp, /var/tmp and /run are writable as said above (sentry-run).
   // False: nothing is, but the binds and tmpfs_mounts that say so (OCI root.readonly).
   bool scratch_dirs = true;

@@ -1,16 +1,17 @@
 #include "vfs/file.h"
-#include "vfs/tty.h"
+
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "vfs/inotify.h"
 #include "vfs/lock.h"
-
-#include <sys/ioctl.h>
-#include <sys/sysmacros.h>
-#include <sys/random.h>
-#include <unistd.h>
-#include <poll.h>
-
-#include <cstring>
+#include "vfs/tty.h"
 
 namespace sentry::vfs {
 
@@ -51,6 +52,20 @@ Result<void> FileDescription::Stat(struct stat* st) {
   return Ok();
 }
 Result<uint64_t> FileDescription::Ioctl(Blocker&, uint64_t, uint64_t) { return Errno(ENOTTY); }
+
+Result<std::string> ReadWhole(Inode& inode, size_t limit) {
+  FileRef f = SENTRY_TRY(inode.Open(O_RDONLY));
+  std::string out;
+  std::vector<uint8_t> buf(std::min<size_t>(1 << 20, limit));
+  NoWaitBlocker nb;
+  while (out.size() < limit) {
+    std::span<uint8_t> room(buf.data(), std::min(buf.size(), limit - out.size()));
+    size_t n = SENTRY_TRY(f->PRead(nb, room, out.size()));
+    if (n == 0) break;
+    out.append(reinterpret_cast<const char*>(buf.data()), n);
+  }
+  return out;
+}
 
 Result<uint64_t> SeekOverHostFd(int host_fd, uint64_t* offset, int64_t off, int whence) {
   int64_t r;

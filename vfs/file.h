@@ -147,6 +147,10 @@ using FileRef = std::shared_ptr<FileDescription>;
 // SEEK_SET, SEEK_END, SEEK_DATA and SEEK_HOLE ask the host file.
 Result<uint64_t> SeekOverHostFd(int host_fd, uint64_t* offset, int64_t off, int whence);
 
+// The content of regular file `inode`, its first `limit` bytes at most, read by the Sentry
+// itself (no permission check, never waiting): for set-up and review code, not for a guest.
+Result<std::string> ReadWhole(Inode& inode, size_t limit = SIZE_MAX);
+
 // Opens the character device `rdev` (null, zero, full, random, urandom). ENXIO otherwise.
 Result<FileRef> OpenDevice(dev_t rdev, int flags);
 

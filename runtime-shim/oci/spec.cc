@@ -466,8 +466,8 @@ absl::StatusOr<BundleSpec> LoadSpec(const std::string& bundle) {
       if (per_netns) {
         spec.net_sysctls[key] = value.get<std::string>();
         // The one the Sentry's own stack enforces as well (a guest bind below it).
-        int port;
         if (key == "net.ipv4.ip_unprivileged_port_start") {
+          int port;
           if (!absl::SimpleAtoi(value.get<std::string>(), &port) || port < 0 || port > 65535) {
             return Reader::Wrong("linux.sysctl." + key, "a port number");
           }

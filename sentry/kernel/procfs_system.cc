@@ -44,6 +44,13 @@ std::string NewUuid() {
 
 constexpr int64_t kNsPerTick = 10'000'000;  // USER_HZ 100
 
+// The network stack of whoever reads a /proc/sys/net or /proc/net file: the reading task's
+// network namespace, or the sandbox's first one when no task reads (the Sentry itself).
+netstack::Stack& ReaderStack(Kernel& k) {
+  Task* t = Task::Current();
+  return t ? *t->ns().net->stack : k.net();
+}
+
 class Builder {
  public:
   Builder(Kernel& k, vfs::MemSuperRef sb) : k_(k), sb_(std::move(sb)) {}
@@ -66,10 +73,7 @@ class Builder {
   }
   // net.ipv4.ping_group_range of the reader's network namespace; writable by root.
   InodeRef PingGroupRangeFile() {
-    auto stack = [this]() -> netstack::Stack& {
-      Task* t = Task::Current();
-      return t ? *t->ns().net->stack : k_.net();
-    };
+    auto stack = [this]() -> netstack::Stack& { return ReaderStack(k_); };
     auto gen = [stack]() -> Result<std::string> {
       auto [low, high] = stack().PingGroupRange();
       return absl::StrFormat("%u\t%u\n", low, high);
@@ -87,10 +91,7 @@ class Builder {
   }
   // net.ipv4.ip_unprivileged_port_start of the reader's network namespace; writable by root.
   InodeRef UnprivilegedPortStartFile() {
-    auto stack = [this]() -> netstack::Stack& {
-      Task* t = Task::Current();
-      return t ? *t->ns().net->stack : k_.net();
-    };
+    auto stack = [this]() -> netstack::Stack& { return ReaderStack(k_); };
     auto gen = [stack]() -> Result<std::string> {
       return absl::StrFormat("%d\n", stack().UnprivilegedPortStart());
     };
@@ -316,8 +317,7 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
   for (const char* name : {"unix", "tcp", "tcp6", "udp", "udp6"}) {
     // The reader's network namespace, as Linux's /proc/net (a link to self/net).
     net->Add(name, b->File([&k, n = std::string(name)]() -> Result<std::string> {
-      Task* t = Task::Current();
-      return (t ? *t->ns().net->stack : k.net()).ProcNet(n);
+      return ReaderStack(k).ProcNet(n);
     }));
   }
   // lo, and on the first stack in host mode the container's own interfaces
@@ -325,8 +325,7 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
   // their counters are the host's lines for them (/proc/self/net/dev, kept open from before
   // the Sentry's pivot); lo is the sandbox's own and counts nothing (0).
   net->Add("dev", b->File([&k]() -> Result<std::string> {
-    Task* t = Task::Current();
-    netstack::Stack& stack = t ? *t->ns().net->stack : k.net();
+    netstack::Stack& stack = ReaderStack(k);
     std::string out =
         "Inter-|   Receive                                                |  Transmit\n"
         " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
@@ -350,8 +349,7 @@ void AddProcSystemFiles(Kernel& k, const vfs::MemSuperRef& sb, SyntheticDir& roo
   // own namespace, and a sandbox not in host mode, have none (lo's routes are in the local
   // table, which this file does not show).
   net->Add("route", b->File([&k]() -> Result<std::string> {
-    Task* t = Task::Current();
-    netstack::Stack& stack = t ? *t->ns().net->stack : k.net();
+    netstack::Stack& stack = ReaderStack(k);
     std::string out =
         absl::StrFormat("%-127s\n",
                         "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU"

@@ -25,7 +25,7 @@ bool Accountable(int prot, bool shared, int flags) {
 
 // Linux's is_data_mapping: private, writable, not a stack. RLIMIT_DATA bounds these.
 bool IsData(int prot, bool shared, bool stack) { return !shared && (prot & PROT_WRITE) && !stack; }
-bool IsData(const Vma& v) { return IsData(v.prot, v.shared, v.stack); }
+bool IsData(const Vma& v) { return IsData(v.prot, v.shared, v.IsStack()); }
 
 GuestMemory& Commit() { return GuestMemory::Global(); }
 
@@ -181,7 +181,6 @@ Result<uint64_t> MemoryManager::Map(platform::Context& via, uint64_t addr, uint6
   Carve(addr, len);
   Vma v{addr + len, prot & kProtMask, (flags & MAP_SHARED) != 0, (flags & MAP_GROWSDOWN) != 0,
         std::move(name)};
-  v.stack = stack;
   v.lock = future_lock_ | ((flags & MAP_LOCKED) ? kLocked : 0);
   v.accounted = accounted;
   v.noreserve = flags & MAP_NORESERVE;
@@ -261,7 +260,7 @@ Result<void> MemoryManager::Protect(platform::Context& via, uint64_t addr, uint6
     if (!o.accounted && Accountable(prot, o.shared, o.noreserve ? MAP_NORESERVE : 0)) {
       charge += piece;
     }
-    if (!IsData(o) && IsData(prot, o.shared, o.stack)) new_data += piece;
+    if (!IsData(o) && IsData(prot, o.shared, o.IsStack())) new_data += piece;
   }
   if (cur < addr + len) return Errno(ENOMEM);
   if (write_denied) return Errno(EACCES);
@@ -508,7 +507,7 @@ MemoryManager::Usage MemoryManager::MemoryUsage() {
     uint64_t pages = (v.end - start) / 4096;
     bool file = !v.name.empty() && v.name[0] == '/';
     u.size += pages;
-    if (v.stack) u.stack += pages;
+    if (v.IsStack()) u.stack += pages;
     if (v.prot == PROT_NONE) continue;
     u.resident += pages;
     if (v.shared || file) u.shared += pages;

@@ -82,7 +82,6 @@ struct Vma {
   bool shared;
   bool growsdown;
   std::string name;        // "[stack]", "[heap]", a file path, or empty
-  bool stack = false;      // the main stack or MAP_GROWSDOWN (Linux's VM_STACK): never data
   uint64_t shared_id = 0;  // identity of a MAP_SHARED object (futex keys): per file, or per
                            // anonymous mapping and kept across forks
   uint64_t shared_off = 0;  // offset of the VMA's start in its file or shared object
@@ -96,6 +95,8 @@ struct Vma {
   // stays charged when it becomes read-only (as on Linux); its pieces share the charge by size.
   bool accounted = false;
   bool noreserve = false;  // MAP_NORESERVE: never charged, not even when made writable
+  // The main stack or a MAP_GROWSDOWN mapping (Linux's VM_STACK): never data.
+  bool IsStack() const { return growsdown || name == "[stack]"; }
 };
 
 // A VMA's lock flags, as Linux's VM_LOCKED and VM_LOCKONFAULT. The Sentry records them for the
