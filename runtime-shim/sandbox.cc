@@ -103,14 +103,20 @@ Result<vfs::Path> MakeDirs(vfs::Vfs& v, const vfs::Context& ctx, const std::stri
     size_t j = path.find('/', i + 1);
     if (j == std::string::npos) j = path.size();
     cur = path.substr(0, j);
-    if (!v.Resolve(ctx, ctx.root, cur, true).ok()) SENTRY_TRY(v.Mkdir(ctx, ctx.root, cur, 0755));
+    // Another container on the same host root may make it between the two calls (20
+    // concurrent creates of one bundle): EEXIST is then success, as runc's MkdirAll has it.
+    if (!v.Resolve(ctx, ctx.root, cur, true).ok()) {
+      auto made = v.Mkdir(ctx, ctx.root, cur, 0755);
+      if (!made.ok() && made.error().code() != EEXIST) return made.error();
+    }
     i = j;
   }
   return v.Resolve(ctx, ctx.root, path.empty() ? "/" : path, true);
 }
 
 // Mounts host file `fd` over guest path `guest` (SandboxOptions::file_binds), making the
-// path an empty file in the in-memory layer first if the root has none.
+// path an empty file first if the root has none (in the in-memory layer, or on the host root
+// with RootOnHost, as runc makes its mount points).
 absl::Status BindFileIn(vfs::Vfs& v, const vfs::Context& ctx, int fd,
                         const SandboxOptions::FileBind& bind) {
   const std::string& guest = bind.guest;
